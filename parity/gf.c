@@ -1,0 +1,61 @@
+/* GF(2^8) arithmetic for RAID-6: log and antilog tables for polynomial
+ * x^8+x^4+x^3+x^2+1 (0x11d), generator g = 2, and the recovery constants
+ * derived from them.  The tables are built once by a constructor; they are
+ * small (512 bytes) and only the recovery set-up reads them, never an inner
+ * loop.
+ */
+
+#include <config.h>
+
+#include "internal.h"
+
+uint8_t parity_gf_exp[256];
+uint8_t parity_gf_log[256];
+
+__attribute__ ((constructor))
+static void
+gf_tables_init (void)
+{
+  unsigned int x = 1;
+
+  for (unsigned int i = 0; i < 255; i++) {
+    parity_gf_exp[i] = x;
+    parity_gf_log[x] = i;
+    x <<= 1;
+    if (x & 0x100)
+      x ^= 0x11d;
+  }
+  parity_gf_exp[255] = parity_gf_exp[0];
+}
+
+uint8_t
+parity_gf_mul (uint8_t a, uint8_t b)
+{
+  if (a == 0 || b == 0)
+    return 0;
+  return parity_gf_exp[(parity_gf_log[a] + parity_gf_log[b]) % 255];
+}
+
+uint8_t
+parity_gf_inv (uint8_t a)
+{
+  /* a != 0 by contract: the callers invert g^i or g^i ^ g^j with i != j. */
+  return parity_gf_exp[(255 - parity_gf_log[a]) % 255];
+}
+
+/* With A = g^a, B = g^b, px = D_a ^ D_b and qx = A D_a ^ B D_b:
+ *   D_b = (qx ^ A px) / (A ^ B) = px * A/(A^B) ^ qx * 1/(A^B)
+ * and A/(A^B) = 1/(1 ^ g^(b-a)).
+ */
+void
+parity_recov_2data_coeffs (int faila, int failb, uint8_t *pbmul, uint8_t *qmul)
+{
+  *pbmul = parity_gf_inv (parity_gf_exp[failb - faila] ^ 1);
+  *qmul = parity_gf_inv (parity_gf_exp[faila] ^ parity_gf_exp[failb]);
+}
+
+uint8_t
+parity_recov_datap_coeff (int faila)
+{
+  return parity_gf_inv (parity_gf_exp[faila]);
+}

@@ -1,0 +1,76 @@
+/* libparity internals: the implementation registry, CPU features and the
+ * GF(2^8) tables shared by every implementation.  Nothing here is public:
+ * programs use parity.h.
+ *
+ * An implementation is a full set of the five operations.  Implementations
+ * come in families, one family per instruction set, one source file per
+ * family (generic.c, sse2.c, avx2.c, ...).  A family lists its unroll
+ * variants and says which one it prefers; dispatch.c holds the one table of
+ * families, slowest first, and picks the preferred variant of the fastest
+ * family whose cpu_ok() says the CPU (and the OS, for wide registers) can run
+ * it.  Adding an instruction set is one file plus one line in that table.
+ */
+
+#ifndef PARITY_INTERNAL_H
+#define PARITY_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct parity_impl {
+  const char *name;
+  void (*xor_gen) (void *dest, void **srcs, unsigned int src_cnt, size_t bytes);
+  void (*gen_syndrome) (int disks, size_t bytes, void **ptrs);
+  void (*xor_syndrome) (int disks, int start, int stop, size_t bytes,
+                        void **ptrs);
+  void (*recov_2data) (int disks, size_t bytes, int faila, int failb,
+                       void **ptrs);
+  void (*recov_datap) (int disks, size_t bytes, int faila, void **ptrs);
+};
+
+struct parity_family {
+  const char *name;
+  bool (*cpu_ok) (void);
+  const struct parity_impl *impls;
+  unsigned int count;
+  unsigned int preferred;       /* index into impls */
+};
+
+/* One per source file; dispatch.c lists those that were built. */
+extern const struct parity_family parity_family_generic;
+extern const struct parity_family parity_family_sse2;
+extern const struct parity_family parity_family_avx2;
+extern const struct parity_family parity_family_avx512;
+extern const struct parity_family parity_family_neon;
+extern const struct parity_family parity_family_sve;
+
+/* CPU features (cpu.c).  Each bit means the CPU has the instructions *and*
+ * the OS saves the registers they use.
+ */
+enum {
+  PARITY_CPU_SSE2 = 1 << 0,
+  PARITY_CPU_SSSE3 = 1 << 1,
+  PARITY_CPU_AVX2 = 1 << 2,
+  PARITY_CPU_AVX512BW = 1 << 3,  /* with AVX-512F */
+  PARITY_CPU_AVX512_SLOW = 1 << 4, /* ZMM use lowers the clock (SKX, ICX) */
+  PARITY_CPU_NEON = 1 << 8,
+  PARITY_CPU_SVE = 1 << 9,
+};
+unsigned int parity_cpu_features (void);
+
+/* GF(2^8), polynomial 0x11d, generator 2 (gf.c). */
+extern uint8_t parity_gf_exp[256];     /* g^i; exp[255] = exp[0] = 1 */
+extern uint8_t parity_gf_log[256];     /* log_g(x); log[0] unused */
+uint8_t parity_gf_mul (uint8_t a, uint8_t b);
+uint8_t parity_gf_inv (uint8_t a);
+
+/* The two constants of two-data-disk recovery: with D_a ^ D_b = px and
+ * Q-contribution qx, D_b = pbmul * px ^ qmul * qx.
+ */
+void parity_recov_2data_coeffs (int faila, int failb,
+                                uint8_t *pbmul, uint8_t *qmul);
+/* D_a = datap_mul * (Q ^ Q_without_a). */
+uint8_t parity_recov_datap_coeff (int faila);
+
+#endif /* PARITY_INTERNAL_H */

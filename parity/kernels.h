@@ -1,0 +1,280 @@
+/* The five parity operations written once, for any vector type.
+ *
+ * Every implementation (generic 64-bit integers, SSE2, AVX2, ...) is this
+ * one body instantiated with its own vector type and an unroll factor U, so
+ * the algorithms exist in one place and an instruction set only has to say
+ * how to load, store, XOR and multiply by 2 (and by a constant) in GF(2^8).
+ * Before including this file, a source file defines:
+ *
+ *   vec_t                        the vector type, VEC_BYTES bytes wide
+ *   vec_t v_load (const void *p) aligned load
+ *   void  v_store (void *p, vec_t x)
+ *   vec_t v_xor (vec_t a, vec_t b)
+ *   vec_t v_zero (void)
+ *   vec_t v_mul2 (vec_t x)       every byte times g = 2
+ *   struct v_mulc                whatever multiplying by a constant needs
+ *   void  v_mulc_init (struct v_mulc *m, uint8_t c)
+ *   vec_t v_mulc (vec_t x, const struct v_mulc *m)   every byte times c
+ *
+ * and optionally v_xor3 (three-input XOR in one instruction) and
+ * v_store_pq (how xor_syndrome stores P and Q; the benchmark redefines it
+ * as a non-temporal store to show why md must not use one).
+ *
+ * Then PARITY_KERNELS (prefix, U) defines prefix_xor_gen, ..._gen_syndrome,
+ * ..._xor_syndrome, ..._recov_2data and ..._recov_datap, and
+ * PARITY_IMPL_ENTRY (prefix) makes the struct parity_impl that lists them.
+ *
+ * Shape of every loop: the outer loop walks the buffers U vectors at a time
+ * and keeps U vectors of each running sum in registers; the inner loop walks
+ * the disks.  Bytes left over after the last full U-wide step (bytes is a
+ * multiple of 64, which U * VEC_BYTES may exceed) are done one vector at a
+ * time by the same body with U = 1.  Q is evaluated by Horner's rule from
+ * the highest data disk down, so each disk costs one v_mul2 and one XOR:
+ *   Q = ((D_{n-1} g ^ D_{n-2}) g ^ ...) g ^ D_0.
+ */
+
+#ifndef PARITY_KERNELS_H
+#define PARITY_KERNELS_H
+
+#include <stdint.h>
+
+#include "internal.h"
+
+#ifndef v_xor3
+#define v_xor3(a, b, c) v_xor (v_xor ((a), (b)), (c))
+#endif
+#ifndef v_store_pq
+#define v_store_pq v_store
+#endif
+
+#define ALWAYS_INLINE static inline __attribute__ ((always_inline))
+#define AT(p, off) ((uint8_t *) (p) + (off))
+#define FOR_U for (int u = 0; u < U; u++)
+/* Arrays are sized for the largest unroll so that they are not VLAs; after
+ * inlining with a constant U the unused tail disappears.
+ */
+#define UNROLL_MAX 8
+
+/* dest ^= srcs[0] ^ ... for [off, end). */
+ALWAYS_INLINE void
+body_xor_gen (const int U, size_t off, size_t end,
+              void *dest, void **srcs, unsigned int src_cnt)
+{
+  for (; off + U * VEC_BYTES <= end; off += U * VEC_BYTES) {
+    vec_t d[UNROLL_MAX];
+    unsigned int s = 0;
+
+#pragma GCC unroll 16
+    FOR_U d[u] = v_load (AT (dest, off + u * VEC_BYTES));
+    for (; s + 2 <= src_cnt; s += 2) {
+      const uint8_t *a = AT (srcs[s], off), *b = AT (srcs[s + 1], off);
+#pragma GCC unroll 16
+      FOR_U d[u] = v_xor3 (d[u], v_load (a + u * VEC_BYTES),
+                           v_load (b + u * VEC_BYTES));
+    }
+    if (s < src_cnt) {
+      const uint8_t *a = AT (srcs[s], off);
+#pragma GCC unroll 16
+      FOR_U d[u] = v_xor (d[u], v_load (a + u * VEC_BYTES));
+    }
+#pragma GCC unroll 16
+    FOR_U v_store (AT (dest, off + u * VEC_BYTES), d[u]);
+  }
+}
+
+/* Horner steps for data disks hi down to lo (inclusive; none if hi < lo),
+ * accumulating into p and q.
+ */
+ALWAYS_INLINE void
+horner (const int U, vec_t *p, vec_t *q, void **ptrs, size_t off,
+        int hi, int lo)
+{
+  for (int z = hi; z >= lo; z--) {
+    const uint8_t *d = AT (ptrs[z], off);
+#pragma GCC unroll 16
+    FOR_U {
+      vec_t x = v_load (d + u * VEC_BYTES);
+      p[u] = v_xor (p[u], x);
+      q[u] = v_xor (v_mul2 (q[u]), x);
+    }
+  }
+}
+
+/* A data disk whose contribution is zero (lost, or outside the range) still
+ * costs Q one step of Horner's rule.
+ */
+ALWAYS_INLINE void
+horner_skip (const int U, vec_t *q, int n)
+{
+  for (int z = 0; z < n; z++) {
+#pragma GCC unroll 16
+    FOR_U q[u] = v_mul2 (q[u]);
+  }
+}
+
+ALWAYS_INLINE void
+load_u (const int U, vec_t *x, const void *base, size_t off)
+{
+#pragma GCC unroll 16
+  FOR_U x[u] = v_load (AT (base, off + u * VEC_BYTES));
+}
+
+ALWAYS_INLINE void
+body_gen_syndrome (const int U, size_t off, size_t end, int disks, void **ptrs)
+{
+  const int z0 = disks - 3;
+
+  for (; off + U * VEC_BYTES <= end; off += U * VEC_BYTES) {
+    vec_t p[UNROLL_MAX], q[UNROLL_MAX];
+
+    load_u (U, p, ptrs[z0], off);
+#pragma GCC unroll 16
+    FOR_U q[u] = p[u];
+    horner (U, p, q, ptrs, off, z0 - 1, 0);
+#pragma GCC unroll 16
+    FOR_U {
+      v_store (AT (ptrs[disks - 2], off + u * VEC_BYTES), p[u]);
+      v_store (AT (ptrs[disks - 1], off + u * VEC_BYTES), q[u]);
+    }
+  }
+}
+
+ALWAYS_INLINE void
+body_xor_syndrome (const int U, size_t off, size_t end, int disks,
+                   int start, int stop, void **ptrs)
+{
+  for (; off + U * VEC_BYTES <= end; off += U * VEC_BYTES) {
+    vec_t p[UNROLL_MAX], q[UNROLL_MAX], x;
+
+    load_u (U, p, ptrs[stop], off);
+#pragma GCC unroll 16
+    FOR_U q[u] = p[u];
+    horner (U, p, q, ptrs, off, stop - 1, start);
+    horner_skip (U, q, start);
+#pragma GCC unroll 16
+    FOR_U {
+      uint8_t *pp = AT (ptrs[disks - 2], off + u * VEC_BYTES);
+      uint8_t *qq = AT (ptrs[disks - 1], off + u * VEC_BYTES);
+      x = v_xor (v_load (pp), p[u]);
+      v_store_pq (pp, x);
+      x = v_xor (v_load (qq), q[u]);
+      v_store_pq (qq, x);
+    }
+  }
+}
+
+/* P and Q of the surviving data disks, with disks a and b (a <= b, and
+ * possibly a == b) counted as zero.
+ */
+ALWAYS_INLINE void
+syndrome_without (const int U, vec_t *p, vec_t *q, void **ptrs, size_t off,
+                  int disks, int a, int b)
+{
+#pragma GCC unroll 16
+  FOR_U p[u] = q[u] = v_zero ();
+  horner (U, p, q, ptrs, off, disks - 3, b + 1);
+  horner_skip (U, q, 1);
+  if (a != b) {
+    horner (U, p, q, ptrs, off, b - 1, a + 1);
+    horner_skip (U, q, 1);
+  }
+  horner (U, p, q, ptrs, off, a - 1, 0);
+}
+
+ALWAYS_INLINE void
+body_recov_2data (const int U, size_t off, size_t end, int disks,
+                  int faila, int failb, void **ptrs,
+                  const struct v_mulc *pbmul, const struct v_mulc *qmul)
+{
+  for (; off + U * VEC_BYTES <= end; off += U * VEC_BYTES) {
+    vec_t p[UNROLL_MAX], q[UNROLL_MAX];
+
+    syndrome_without (U, p, q, ptrs, off, disks, faila, failb);
+#pragma GCC unroll 16
+    FOR_U {
+      size_t o = off + u * VEC_BYTES;
+      vec_t px = v_xor (v_load (AT (ptrs[disks - 2], o)), p[u]);
+      vec_t qx = v_xor (v_load (AT (ptrs[disks - 1], o)), q[u]);
+      vec_t db = v_xor (v_mulc (px, pbmul), v_mulc (qx, qmul));
+
+      v_store (AT (ptrs[failb], o), db);
+      v_store (AT (ptrs[faila], o), v_xor (db, px));
+    }
+  }
+}
+
+ALWAYS_INLINE void
+body_recov_datap (const int U, size_t off, size_t end, int disks, int faila,
+                  void **ptrs, const struct v_mulc *qmul)
+{
+  for (; off + U * VEC_BYTES <= end; off += U * VEC_BYTES) {
+    vec_t p[UNROLL_MAX], q[UNROLL_MAX];
+
+    syndrome_without (U, p, q, ptrs, off, disks, faila, faila);
+#pragma GCC unroll 16
+    FOR_U {
+      size_t o = off + u * VEC_BYTES;
+      vec_t qx = v_xor (v_load (AT (ptrs[disks - 1], o)), q[u]);
+      vec_t da = v_mulc (qx, qmul);
+
+      v_store (AT (ptrs[faila], o), da);
+      v_store (AT (ptrs[disks - 2], o), v_xor (p[u], da));
+    }
+  }
+}
+
+/* The main part at unroll U, then the tail one vector at a time. */
+#define TAIL_START(U, bytes) ((bytes) / ((U) * VEC_BYTES) * ((U) * VEC_BYTES))
+
+#define PARITY_KERNELS(prefix, U)                                            \
+  static void                                                                \
+  prefix##_xor_gen (void *dest, void **srcs, unsigned int src_cnt,           \
+                    size_t bytes)                                            \
+  {                                                                          \
+    size_t t = TAIL_START (U, bytes);                                        \
+    body_xor_gen (U, 0, t, dest, srcs, src_cnt);                             \
+    body_xor_gen (1, t, bytes, dest, srcs, src_cnt);                         \
+  }                                                                          \
+  static void                                                                \
+  prefix##_gen_syndrome (int disks, size_t bytes, void **ptrs)               \
+  {                                                                          \
+    size_t t = TAIL_START (U, bytes);                                        \
+    body_gen_syndrome (U, 0, t, disks, ptrs);                                \
+    body_gen_syndrome (1, t, bytes, disks, ptrs);                            \
+  }                                                                          \
+  static void                                                                \
+  prefix##_xor_syndrome (int disks, int start, int stop, size_t bytes,       \
+                         void **ptrs)                                        \
+  {                                                                          \
+    size_t t = TAIL_START (U, bytes);                                        \
+    body_xor_syndrome (U, 0, t, disks, start, stop, ptrs);                   \
+    body_xor_syndrome (1, t, bytes, disks, start, stop, ptrs);               \
+  }                                                                          \
+  static void                                                                \
+  prefix##_recov_2data (int disks, size_t bytes, int faila, int failb,       \
+                        void **ptrs)                                         \
+  {                                                                          \
+    size_t t = TAIL_START (U, bytes);                                        \
+    struct v_mulc pbmul, qmul;                                               \
+    uint8_t pb, qm;                                                          \
+    parity_recov_2data_coeffs (faila, failb, &pb, &qm);                      \
+    v_mulc_init (&pbmul, pb);                                                \
+    v_mulc_init (&qmul, qm);                                                 \
+    body_recov_2data (U, 0, t, disks, faila, failb, ptrs, &pbmul, &qmul);    \
+    body_recov_2data (1, t, bytes, disks, faila, failb, ptrs, &pbmul, &qmul);\
+  }                                                                          \
+  static void                                                                \
+  prefix##_recov_datap (int disks, size_t bytes, int faila, void **ptrs)     \
+  {                                                                          \
+    size_t t = TAIL_START (U, bytes);                                        \
+    struct v_mulc qmul;                                                      \
+    v_mulc_init (&qmul, parity_recov_datap_coeff (faila));                   \
+    body_recov_datap (U, 0, t, disks, faila, ptrs, &qmul);                   \
+    body_recov_datap (1, t, bytes, disks, faila, ptrs, &qmul);               \
+  }
+
+#define PARITY_IMPL_ENTRY(prefix)                                            \
+  { #prefix, prefix##_xor_gen, prefix##_gen_syndrome, prefix##_xor_syndrome, \
+    prefix##_recov_2data, prefix##_recov_datap }
+
+#endif /* PARITY_KERNELS_H */

@@ -1,0 +1,59 @@
+/* The AVX2 vector operations for kernels.h, in a header of their own so
+ * that raidbench can instantiate the same kernels with non-temporal stores.
+ * Include only from files compiled with -mavx2.
+ */
+
+#ifndef PARITY_VEC_AVX2_H
+#define PARITY_VEC_AVX2_H
+
+#include <stdint.h>
+#include <immintrin.h>
+
+#include "internal.h"
+
+typedef __m256i vec_t;
+#define VEC_BYTES 32
+
+static inline vec_t v_load (const void *p) { return _mm256_load_si256 (p); }
+static inline void v_store (void *p, vec_t x) { _mm256_store_si256 (p, x); }
+static inline vec_t v_xor (vec_t a, vec_t b) { return _mm256_xor_si256 (a, b); }
+static inline vec_t v_zero (void) { return _mm256_setzero_si256 (); }
+
+static inline vec_t
+v_mul2 (vec_t x)
+{
+  vec_t mask = _mm256_cmpgt_epi8 (_mm256_setzero_si256 (), x);
+
+  return _mm256_xor_si256 (_mm256_add_epi8 (x, x),
+                           _mm256_and_si256 (mask, _mm256_set1_epi8 (0x1d)));
+}
+
+struct v_mulc {
+  vec_t lo, hi;                 /* c * i and c * (i << 4), i = 0..15 */
+};
+
+static inline void
+v_mulc_init (struct v_mulc *m, uint8_t c)
+{
+  uint8_t lo[16], hi[16];
+
+  for (unsigned int i = 0; i < 16; i++) {
+    lo[i] = parity_gf_mul (c, i);
+    hi[i] = parity_gf_mul (c, i << 4);
+  }
+  m->lo = _mm256_broadcastsi128_si256 (_mm_loadu_si128 ((void *) lo));
+  m->hi = _mm256_broadcastsi128_si256 (_mm_loadu_si128 ((void *) hi));
+}
+
+static inline vec_t
+v_mulc (vec_t x, const struct v_mulc *m)
+{
+  const vec_t nibble = _mm256_set1_epi8 (0x0f);
+  vec_t lo = _mm256_and_si256 (x, nibble);
+  vec_t hi = _mm256_and_si256 (_mm256_srli_epi16 (x, 4), nibble);
+
+  return _mm256_xor_si256 (_mm256_shuffle_epi8 (m->lo, lo),
+                           _mm256_shuffle_epi8 (m->hi, hi));
+}
+
+#endif /* PARITY_VEC_AVX2_H */

@@ -1,0 +1,1 @@
+# Plugin tests; filled in with the plugin.
