@@ -1,1 +1,10 @@
-# Plugin tests; filled in with the plugin.
+# Plugin tests.  Each plugin engine has its own Check program that links
+# only the files it tests.
+
+# Geometry: md's RAID-5/6 layouts (plugin/geometry.c).
+if HAVE_CHECK
+check_PROGRAMS += test_geometry
+TESTS += test_geometry
+test_geometry_SOURCES = test_geometry.c ../plugin/geometry.c
+test_geometry_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
+endif
