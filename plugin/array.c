@@ -1,0 +1,353 @@
+/* The array: opening and checking members, and splitting client requests.
+ *
+ * A client request covers a byte range of the array.  The geometry cuts it
+ * into stripe rows and, inside a row, into data chunks:
+ *
+ *   array:  | row 0: D0 D1 D2 | row 1: D0 D1 D2 | row 2 ...
+ *   request:        [=========|===]
+ *                   piece     piece
+ *
+ * Reads need no parity while every member works, so their pieces go
+ * straight to the data members, all of a request's pieces in one batch
+ * (member_io_run) and straight into the client's buffer.  No lock is
+ * needed: a write changes only the data it was asked to write and the
+ * parity, which reads do not look at.
+ *
+ * Writes go row by row through the stripe cache (stripe.c), which holds the
+ * row's lock while it reads what it needs, updates P/Q and writes.  A thread
+ * takes one row at a time, so rows never wait on each other.
+ *
+ * Zeroing and trimming whole rows needs no parity arithmetic: zero data has
+ * zero P and zero Q, so every member's range for those rows is punched (or
+ * zeroed) in place, under the row's lock so that no cached page outlives
+ * it.  Where a member cannot do that (EOPNOTSUPP), the row is written with
+ * zeroes through the stripe cache instead, which also repairs a row on
+ * which only some members managed it.  Parts of rows are zero writes.
+ */
+
+#include <config.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NBDKIT_API_VERSION 2
+#include <nbdkit-plugin.h>
+
+#include "array.h"
+
+#define PAGE 4096
+#define READ_BATCH 64
+
+static int
+open_members (struct array *a, const struct array_config *cfg)
+{
+  for (int i = 0; i < cfg->ndisks; i++) {
+    a->members[i] = member_open (cfg->disks[i], cfg->direct);
+    if (a->members[i] == NULL)
+      return -1;
+    a->nmembers = i + 1;
+    for (int j = 0; j < i; j++)
+      if (member_same (a->members[i], a->members[j])) {
+        nbdkit_error ("member %s: the same file or device as member %d (%s)",
+                      cfg->disks[i], j, cfg->disks[j]);
+        return -1;
+      }
+  }
+  return 0;
+}
+
+static uint64_t
+smallest_member (const struct array *a, int *which)
+{
+  uint64_t min = UINT64_MAX;
+
+  for (int i = 0; i < a->nmembers; i++)
+    if (a->members[i]->size < min) {
+      min = a->members[i]->size;
+      *which = i;
+    }
+  return min;
+}
+
+struct array *
+array_open (const struct array_config *cfg)
+{
+  struct array *a = calloc (1, sizeof *a);
+  const char *why;
+  int small = 0;
+  uint64_t min;
+
+  if (a == NULL) {
+    nbdkit_error ("calloc: %m");
+    return NULL;
+  }
+  a->direct = cfg->direct;
+  a->can_punch = a->can_zero_range = true;
+  if (open_members (a, cfg) == -1)
+    goto err;
+
+  min = smallest_member (a, &small);
+  if (geometry_init (&a->g, cfg->level, cfg->layout, cfg->ndisks, cfg->chunk,
+                     cfg->data_offset, min, &why) == -1) {
+    nbdkit_error ("raid: %s (smallest member: %s, %" PRIu64 " bytes)",
+                  why, cfg->disks[small], min);
+    goto err;
+  }
+
+  a->cache = stripe_cache_create (&a->g, a->members, cfg->cache_bytes);
+  if (a->cache == NULL) {
+    nbdkit_error ("stripe cache: %m");
+    goto err;
+  }
+  return a;
+
+ err:
+  array_close (a);
+  return NULL;
+}
+
+void
+array_close (struct array *a)
+{
+  if (a == NULL)
+    return;
+  stripe_cache_destroy (a->cache);
+  for (int i = 0; i < a->nmembers; i++)
+    member_close (a->members[i]);
+  free (a);
+}
+
+/* With O_DIRECT, a piece that is not page aligned in memory, offset or
+ * length is read through an aligned bounce buffer.
+ */
+static bool
+needs_bounce (const struct array *a, const void *buf, uint64_t len,
+              uint64_t off)
+{
+  return a->direct &&
+    ((uintptr_t) buf % PAGE || len % PAGE || off % PAGE);
+}
+
+static int
+read_bounced (struct member *m, void *buf, uint64_t len, uint64_t off)
+{
+  uint64_t lo = off / PAGE * PAGE;
+  uint64_t hi = (off + len + PAGE - 1) / PAGE * PAGE;
+  struct member_io io = { .member = m, .op = MEMBER_READ, .len = hi - lo,
+                          .offset = lo };
+  int r;
+
+  io.buf = aligned_alloc (PAGE, hi - lo);
+  if (io.buf == NULL)
+    return -1;
+  r = member_io_run (&io, 1);
+  if (r == 0)
+    memcpy (buf, (uint8_t *) io.buf + (off - lo), len);
+  free (io.buf);
+  return r;
+}
+
+int
+array_read (struct array *a, void *buf, uint64_t count, uint64_t offset)
+{
+  struct member_io ios[READ_BATCH];
+  struct stripe_map map;
+  uint64_t mapped = UINT64_MAX;
+  uint8_t *p = buf;
+  size_t n = 0;
+
+  while (count > 0) {
+    struct geometry_location loc;
+    uint64_t len;
+    struct member *m;
+    uint64_t moff;
+
+    geometry_locate (&a->g, offset, &loc);
+    len = a->g.chunk - loc.within;
+    if (len > count)
+      len = count;
+    if (loc.stripe != mapped) {
+      geometry_map_stripe (&a->g, loc.stripe, &map);
+      mapped = loc.stripe;
+    }
+    m = a->members[map.data_member[loc.chunk]];
+    moff = geometry_member_offset (&a->g, loc.stripe) + loc.within;
+
+    if (needs_bounce (a, p, len, moff)) {
+      if (read_bounced (m, p, len, moff) == -1)
+        return -1;
+    }
+    else {
+      ios[n++] = (struct member_io) {
+        .member = m, .op = MEMBER_READ, .buf = p, .len = len, .offset = moff,
+      };
+      if (n == READ_BATCH) {
+        if (member_io_run (ios, n) == -1)
+          return -1;
+        n = 0;
+      }
+    }
+    p += len;
+    offset += len;
+    count -= len;
+  }
+  return n ? member_io_run (ios, n) : 0;
+}
+
+/* Write (data != NULL) or zero [offset, offset+count) row by row. */
+static int
+write_rows (struct array *a, const uint8_t *data, uint64_t count,
+            uint64_t offset, bool fua)
+{
+  const uint64_t row = a->g.stripe_data_bytes;
+
+  while (count > 0) {
+    uint64_t stripe = offset / row, in = offset % row;
+    uint64_t len = row - in < count ? row - in : count;
+    struct stripe_head *sh = stripe_cache_get (a->cache, stripe);
+    int r;
+
+    if (sh == NULL)
+      return -1;
+    r = stripe_write (a->cache, sh, in, len, data, fua);
+    stripe_cache_put (a->cache, sh);
+    if (r == -1) {
+      nbdkit_error ("raid: write at array offset %" PRIu64 ": %m", offset);
+      return -1;
+    }
+    if (data)
+      data += len;
+    offset += len;
+    count -= len;
+  }
+  return 0;
+}
+
+int
+array_write (struct array *a, const void *buf, uint64_t count,
+             uint64_t offset, bool fua)
+{
+  return write_rows (a, buf, count, offset, fua);
+}
+
+/* Punch or zero-range one whole row on every member.  Returns 0, or -1
+ * with errno (EOPNOTSUPP: some member cannot; the row may be half done).
+ */
+static int
+discard_row (struct array *a, uint64_t stripe, enum member_op op, bool fua)
+{
+  struct member_io ios[2 * GEOMETRY_MAX_MEMBERS];
+  int n = 0;
+
+  for (int m = 0; m < a->nmembers; m++)
+    ios[n++] = (struct member_io) {
+      .member = a->members[m], .op = op, .len = a->g.chunk,
+      .offset = geometry_member_offset (&a->g, stripe),
+    };
+  if (member_io_run (ios, n) == -1)
+    return -1;
+  if (!fua)
+    return 0;
+  for (int m = 0; m < a->nmembers; m++)
+    ios[m] = (struct member_io) { .member = a->members[m], .op = MEMBER_FLUSH };
+  return member_io_run (ios, a->nmembers);
+}
+
+/* Zero whole rows [first, end).  may_write: fall back to writing zeroes
+ * where the members cannot discard; otherwise that is ENOTSUP (after the
+ * row in question has been made consistent again).
+ */
+static int
+zero_rows (struct array *a, uint64_t first, uint64_t end, bool may_trim,
+           bool may_write, bool fua)
+{
+  for (uint64_t s = first; s < end; s++) {
+    struct stripe_head *sh = stripe_cache_get (a->cache, s);
+    int r = -1;
+
+    if (sh == NULL)
+      return -1;
+    stripe_head_invalidate (a->cache, sh);
+    errno = EOPNOTSUPP;
+    if (may_trim && a->can_punch &&
+        (r = discard_row (a, s, MEMBER_PUNCH, fua)) == -1 && errno == EOPNOTSUPP)
+      a->can_punch = false;
+    if (r == -1 && errno == EOPNOTSUPP && a->can_zero_range &&
+        (r = discard_row (a, s, MEMBER_ZERO, fua)) == -1 && errno == EOPNOTSUPP)
+      a->can_zero_range = false;
+    if (r == -1 && errno == EOPNOTSUPP) {
+      r = stripe_write (a->cache, sh, 0, a->g.stripe_data_bytes, NULL, fua);
+      if (r == 0 && !may_write) {
+        r = -1;
+        errno = ENOTSUP;
+      }
+    }
+    stripe_cache_put (a->cache, sh);
+    if (r == -1) {
+      if (errno != ENOTSUP)
+        nbdkit_error ("raid: zeroing row %" PRIu64 ": %m", s);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static int
+zero_or_trim (struct array *a, uint64_t count, uint64_t offset,
+              bool may_trim, bool fast, bool fua)
+{
+  const uint64_t row = a->g.stripe_data_bytes;
+  uint64_t first = (offset + row - 1) / row, end = (offset + count) / row;
+  uint64_t head, tail;
+
+  if (first >= end) {           /* no whole row */
+    if (fast) {
+      errno = ENOTSUP;
+      return -1;
+    }
+    return write_rows (a, NULL, count, offset, fua);
+  }
+  head = first * row - offset;
+  tail = offset + count - end * row;
+  if (fast && (head || tail ||
+               !(a->can_zero_range || (may_trim && a->can_punch)))) {
+    errno = ENOTSUP;
+    return -1;
+  }
+  if (head && write_rows (a, NULL, head, offset, fua) == -1)
+    return -1;
+  if (zero_rows (a, first, end, may_trim, !fast, fua) == -1)
+    return -1;
+  if (tail && write_rows (a, NULL, tail, end * row, fua) == -1)
+    return -1;
+  return 0;
+}
+
+int
+array_zero (struct array *a, uint64_t count, uint64_t offset, bool may_trim,
+            bool fast, bool fua)
+{
+  return zero_or_trim (a, count, offset, may_trim, fast, fua);
+}
+
+int
+array_trim (struct array *a, uint64_t count, uint64_t offset, bool fua)
+{
+  return zero_or_trim (a, count, offset, true, false, fua);
+}
+
+int
+array_flush (struct array *a)
+{
+  struct member_io ios[GEOMETRY_MAX_MEMBERS];
+
+  for (int m = 0; m < a->nmembers; m++)
+    ios[m] = (struct member_io) { .member = a->members[m], .op = MEMBER_FLUSH };
+  if (member_io_run (ios, a->nmembers) == -1) {
+    nbdkit_error ("raid: flush: %m");
+    return -1;
+  }
+  return 0;
+}

@@ -1,0 +1,52 @@
+/* The array: members, geometry and stripe cache, and the splitting of
+ * client requests into per-row work; see array.c.
+ */
+
+#ifndef RAID_ARRAY_H
+#define RAID_ARRAY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "geometry.h"
+#include "member.h"
+#include "stripe.h"
+
+struct array_config {
+  int level;
+  enum geometry_layout layout;
+  uint64_t chunk;
+  uint64_t data_offset;
+  uint64_t cache_bytes;
+  bool direct;
+  int ndisks;
+  const char *disks[GEOMETRY_MAX_MEMBERS];
+};
+
+struct array {
+  struct geometry g;
+  int nmembers;
+  struct member *members[GEOMETRY_MAX_MEMBERS];
+  struct stripe_cache *cache;
+  bool direct;
+  bool can_punch, can_zero_range;  /* cleared on the first EOPNOTSUPP */
+};
+
+/* Open and check every member; nbdkit_error says what is wrong.  Nothing
+ * is written to any member.
+ */
+struct array *array_open (const struct array_config *cfg);
+void array_close (struct array *a);
+
+int array_read (struct array *a, void *buf, uint64_t count, uint64_t offset);
+int array_write (struct array *a, const void *buf, uint64_t count,
+                 uint64_t offset, bool fua);
+/* Zero the range.  may_trim: holes are fine.  fast: fail with ENOTSUP,
+ * before changing anything, unless it can be done without writing data.
+ */
+int array_zero (struct array *a, uint64_t count, uint64_t offset,
+                bool may_trim, bool fast, bool fua);
+int array_trim (struct array *a, uint64_t count, uint64_t offset, bool fua);
+int array_flush (struct array *a);
+
+#endif /* RAID_ARRAY_H */

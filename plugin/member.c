@@ -1,0 +1,74 @@
+/* Dispatch of member I/O batches to backends; see member.h. */
+
+#include <config.h>
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "member.h"
+
+struct member *
+member_open (const char *name, bool direct)
+{
+  return member_file_open (name, direct);
+}
+
+void
+member_close (struct member *m)
+{
+  if (m)
+    m->ops->close (m);
+}
+
+bool
+member_same (const struct member *a, const struct member *b)
+{
+  return a->ops == b->ops && member_file_same (a, b);
+}
+
+/* Hand each backend the requests for its members, in one call each, so
+ * that a backend can keep its whole share in flight at once.
+ */
+int
+member_io_run (struct member_io *ios, size_t n)
+{
+  struct member_io *stack_share[64];
+  struct member_io **share = stack_share;
+  int first_err = 0;
+
+  if (n > sizeof stack_share / sizeof stack_share[0]) {
+    share = malloc (n * sizeof *share);
+    if (share == NULL)
+      return -1;
+  }
+
+  for (size_t i = 0; i < n; i++)
+    ios[i].err = -1;            /* not yet run */
+
+  for (size_t i = 0; i < n; i++) {
+    const struct member_ops *ops;
+    size_t k = 0;
+
+    if (ios[i].err != -1)
+      continue;
+    ops = ios[i].member->ops;
+    for (size_t j = i; j < n; j++)
+      if (ios[j].err == -1 && ios[j].member->ops == ops) {
+        ios[j].err = 0;
+        ios[j].done = 0;
+        share[k++] = &ios[j];
+      }
+    ops->io (share, k);
+  }
+
+  for (size_t i = 0; i < n; i++)
+    if (ios[i].err && !first_err)
+      first_err = ios[i].err;
+  if (share != stack_share)
+    free (share);
+  if (first_err) {
+    errno = first_err;
+    return -1;
+  }
+  return 0;
+}

@@ -1,0 +1,75 @@
+/* Members: the disks an array is made of, behind one small interface.
+ *
+ * The stripe cache and the array never know what a member is.  They
+ * describe the I/O they need as a batch of struct member_io and hand the
+ * whole batch to member_io_run(), which gives each backend its share at
+ * once, so a stripe's reads (or writes) on all members are in flight
+ * together.  A backend is a struct member_ops: the file backend
+ * (member_file.c, files and block devices through io_uring) today, remote
+ * NBD exports (libnbd) later, mixed freely in one array.
+ *
+ * Errors are per request: member_io_run() completes every request it can,
+ * sets err (an errno value) on each one that failed, and returns -1 with
+ * errno set to the first failure.  Short transfers and EINTR/EAGAIN are
+ * the backend's business and never reach the caller.
+ */
+
+#ifndef RAID_MEMBER_H
+#define RAID_MEMBER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum member_op {
+  MEMBER_READ,
+  MEMBER_WRITE,
+  MEMBER_FLUSH,                 /* make earlier writes durable */
+  MEMBER_PUNCH,                 /* deallocate; reads back as zeroes */
+  MEMBER_ZERO,                  /* write zeroes without moving data */
+};
+
+struct member;
+
+struct member_io {
+  struct member *member;
+  enum member_op op;
+  void *buf;                    /* READ, WRITE */
+  uint64_t len;                 /* all but FLUSH */
+  uint64_t offset;              /* bytes from the member's start */
+  int err;                      /* out: 0 or errno */
+  uint64_t done;                /* private to the backend */
+};
+
+struct member_ops {
+  const char *kind;
+  /* Run n requests, all on members of this kind. */
+  int (*io) (struct member_io **ios, size_t n);
+  void (*close) (struct member *m);
+};
+
+struct member {
+  const struct member_ops *ops;
+  char *name;                   /* as the user wrote it, for messages */
+  uint64_t size;                /* bytes */
+  bool direct;                  /* buffers and offsets must be 4K aligned */
+  void *priv;                   /* the backend's */
+};
+
+/* Open NAME (a file or block device path) for an array.  On error calls
+ * nbdkit_error naming the member and returns NULL.
+ */
+struct member *member_open (const char *name, bool direct);
+void member_close (struct member *m);
+
+/* True if a and b are the same file or device. */
+bool member_same (const struct member *a, const struct member *b);
+
+int member_io_run (struct member_io *ios, size_t n);
+
+/* The file backend, for member.c. */
+struct member *member_file_open (const char *path, bool direct);
+bool member_file_same (const struct member *a, const struct member *b);
+const char *member_file_uring_features (void);
+
+#endif /* RAID_MEMBER_H */

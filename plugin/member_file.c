@@ -1,0 +1,351 @@
+/* The file backend: members that are local files or block devices, with
+ * all data I/O through io_uring.
+ *
+ * Rings.  nbdkit runs each request on one of its worker threads and the
+ * array does I/O synchronously from the request's point of view: it
+ * submits a batch (a stripe's reads, or its writes) and waits for all of
+ * it.  So each worker thread owns one small ring, created on first use and
+ * destroyed when the thread exits.  Nothing is shared between threads: no
+ * lock and no completion thread, and a batch's completions always come back
+ * to the thread that waits for them.  (The alternative, one shared ring
+ * with a completion thread, costs a lock on submission and a wake-up per
+ * batch; per-thread rings were chosen for that reason, and
+ * bench/e2e.sh measures the result.)
+ *
+ * A batch larger than the ring is fed in as completions free slots.  A
+ * short read or write is resubmitted for the rest; -EINTR and -EAGAIN are
+ * resubmitted as they are; a read that returns 0 before the requested
+ * length means the member is shorter than it was at start-up (truncated)
+ * and fails with EIO.
+ *
+ * PUNCH and ZERO are fallocate(2) calls made directly: they are rare, and
+ * their fallbacks (EOPNOTSUPP) are decided by the caller.
+ */
+
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <liburing.h>
+
+#define NBDKIT_API_VERSION 2
+#include <nbdkit-plugin.h>
+
+#include "member.h"
+
+#define RING_ENTRIES 64
+
+struct file_member {
+  int fd;
+  dev_t dev;
+  ino_t ino;
+};
+
+static pthread_key_t ring_key;
+static pthread_once_t ring_key_once = PTHREAD_ONCE_INIT;
+
+static void
+ring_free (void *p)
+{
+  struct io_uring *ring = p;
+
+  io_uring_queue_exit (ring);
+  free (ring);
+}
+
+static void
+ring_key_create (void)
+{
+  pthread_key_create (&ring_key, ring_free);
+}
+
+static struct io_uring *
+thread_ring (void)
+{
+  struct io_uring *ring;
+  int r;
+
+  pthread_once (&ring_key_once, ring_key_create);
+  ring = pthread_getspecific (ring_key);
+  if (ring)
+    return ring;
+
+  ring = malloc (sizeof *ring);
+  if (ring == NULL)
+    return NULL;
+  r = io_uring_queue_init (RING_ENTRIES, ring, 0);
+  if (r < 0) {
+    free (ring);
+    errno = -r;
+    nbdkit_error ("io_uring_queue_init: %m");
+    return NULL;
+  }
+  pthread_setspecific (ring_key, ring);
+  return ring;
+}
+
+static int
+fd_of (const struct member_io *io)
+{
+  return ((struct file_member *) io->member->priv)->fd;
+}
+
+static int
+fallocate_io (struct member_io *io)
+{
+  int mode = io->op == MEMBER_PUNCH
+    ? FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE
+    : FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE;
+
+  if (fallocate (fd_of (io), mode, io->offset, io->len) == -1)
+    return errno;
+  return 0;
+}
+
+static void
+prep (struct io_uring_sqe *sqe, struct member_io *io)
+{
+  uint8_t *buf = (uint8_t *) io->buf + io->done;
+  uint64_t off = io->offset + io->done;
+  unsigned int len = io->len - io->done > 0x40000000
+    ? 0x40000000 : io->len - io->done;
+
+  switch (io->op) {
+  case MEMBER_READ:
+    io_uring_prep_read (sqe, fd_of (io), buf, len, off);
+    break;
+  case MEMBER_WRITE:
+    io_uring_prep_write (sqe, fd_of (io), buf, len, off);
+    break;
+  default:                      /* MEMBER_FLUSH */
+    io_uring_prep_fsync (sqe, fd_of (io), IORING_FSYNC_DATASYNC);
+    break;
+  }
+  io_uring_sqe_set_data (sqe, io);
+}
+
+/* Account for one completion; true if the request must go in again. */
+static bool
+complete (struct member_io *io, int res)
+{
+  if (res == -EINTR || res == -EAGAIN)
+    return true;
+  if (res < 0) {
+    io->err = -res;
+    return false;
+  }
+  if (io->op == MEMBER_FLUSH)
+    return false;
+  if (res == 0) {
+    io->err = EIO;              /* the member shrank under us */
+    return false;
+  }
+  io->done += res;
+  return io->done < io->len;
+}
+
+/* A FIFO of requests waiting for a submission slot.  Every request is
+ * either queued or in flight, so n slots are enough.
+ */
+struct queue {
+  struct member_io **q;
+  size_t n, head, count;
+};
+
+static void
+push (struct queue *q, struct member_io *io)
+{
+  q->q[(q->head + q->count++) % q->n] = io;
+}
+
+static struct member_io *
+pop (struct queue *q)
+{
+  struct member_io *io = q->q[q->head];
+
+  q->head = (q->head + 1) % q->n;
+  q->count--;
+  return io;
+}
+
+static int
+file_io (struct member_io **ios, size_t n)
+{
+  struct io_uring *ring = thread_ring ();
+  struct member_io *stack[64];
+  struct queue q = { .q = stack, .n = n };
+  size_t inflight = 0;
+
+  if (ring == NULL)
+    goto fail_all;
+  if (n > sizeof stack / sizeof stack[0]) {
+    q.q = malloc (n * sizeof *q.q);
+    if (q.q == NULL)
+      goto fail_all;
+  }
+
+  for (size_t i = 0; i < n; i++) {
+    if (ios[i]->op == MEMBER_PUNCH || ios[i]->op == MEMBER_ZERO)
+      ios[i]->err = fallocate_io (ios[i]);
+    else
+      push (&q, ios[i]);
+  }
+
+  while (q.count || inflight) {
+    struct io_uring_cqe *cqe;
+    struct io_uring_sqe *sqe;
+    int r;
+
+    while (q.count && (sqe = io_uring_get_sqe (ring)) != NULL) {
+      prep (sqe, pop (&q));
+      inflight++;
+    }
+    r = io_uring_submit_and_wait (ring, 1);
+    if (r < 0 && r != -EINTR && r != -EAGAIN) {
+      /* The ring itself is broken; nothing in flight can be trusted. */
+      errno = -r;
+      nbdkit_error ("io_uring_submit: %m");
+      abort ();
+    }
+    while (io_uring_peek_cqe (ring, &cqe) == 0) {
+      struct member_io *io = io_uring_cqe_get_data (cqe);
+
+      if (complete (io, cqe->res))
+        push (&q, io);
+      io_uring_cqe_seen (ring, cqe);
+      inflight--;
+    }
+  }
+
+  if (q.q != stack)
+    free (q.q);
+  return 0;
+
+ fail_all:
+  for (size_t i = 0; i < n; i++)
+    ios[i]->err = errno ? errno : ENOMEM;
+  return -1;
+}
+
+static void
+file_close (struct member *m)
+{
+  struct file_member *f = m->priv;
+
+  close (f->fd);
+  free (f);
+  free (m->name);
+  free (m);
+}
+
+static const struct member_ops file_ops = {
+  .kind = "file",
+  .io = file_io,
+  .close = file_close,
+};
+
+static int
+size_of (int fd, const struct stat *st, uint64_t *size)
+{
+  if (S_ISBLK (st->st_mode))
+    return ioctl (fd, BLKGETSIZE64, size);
+  if (S_ISREG (st->st_mode)) {
+    *size = st->st_size;
+    return 0;
+  }
+  errno = EINVAL;
+  return -1;
+}
+
+struct member *
+member_file_open (const char *path, bool direct)
+{
+  struct member *m = calloc (1, sizeof *m);
+  struct file_member *f = calloc (1, sizeof *f);
+  struct stat st;
+
+  if (m == NULL || f == NULL || (m->name = strdup (path)) == NULL) {
+    nbdkit_error ("calloc: %m");
+    goto err;
+  }
+  f->fd = open (path, O_RDWR | O_CLOEXEC | (direct ? O_DIRECT : 0));
+  if (f->fd == -1) {
+    nbdkit_error ("member %s: open: %m", path);
+    goto err;
+  }
+  if (fstat (f->fd, &st) == -1) {
+    nbdkit_error ("member %s: stat: %m", path);
+    goto err_fd;
+  }
+  if (size_of (f->fd, &st, &m->size) == -1) {
+    if (errno == EINVAL)
+      nbdkit_error ("member %s: not a regular file or block device", path);
+    else
+      nbdkit_error ("member %s: size: %m", path);
+    goto err_fd;
+  }
+  f->dev = S_ISBLK (st.st_mode) ? st.st_rdev : st.st_dev;
+  f->ino = S_ISBLK (st.st_mode) ? 0 : st.st_ino;
+  m->ops = &file_ops;
+  m->direct = direct;
+  m->priv = f;
+  return m;
+
+ err_fd:
+  close (f->fd);
+ err:
+  if (m)
+    free (m->name);
+  free (m);
+  free (f);
+  return NULL;
+}
+
+bool
+member_file_same (const struct member *a, const struct member *b)
+{
+  const struct file_member *fa = a->priv, *fb = b->priv;
+
+  return fa->dev == fb->dev && fa->ino == fb->ino;
+}
+
+/* For --dump-plugin: the ring features and the opcodes we use. */
+const char *
+member_file_uring_features (void)
+{
+  static char s[256];
+  struct io_uring ring;
+  struct io_uring_probe *probe;
+  static const struct { int op; const char *name; } ops[] = {
+    { IORING_OP_READ, "read" }, { IORING_OP_WRITE, "write" },
+    { IORING_OP_FSYNC, "fsync" },
+  };
+  int r = io_uring_queue_init (4, &ring, 0);
+
+  if (r < 0) {
+    snprintf (s, sizeof s, "unavailable (%s)", strerror (-r));
+    return s;
+  }
+  snprintf (s, sizeof s, "%s%s",
+            ring.features & IORING_FEAT_NODROP ? "nodrop," : "",
+            ring.features & IORING_FEAT_FAST_POLL ? "fast_poll," : "");
+  probe = io_uring_get_probe_ring (&ring);
+  for (size_t i = 0; probe && i < sizeof ops / sizeof ops[0]; i++)
+    if (io_uring_opcode_supported (probe, ops[i].op))
+      snprintf (s + strlen (s), sizeof s - strlen (s), "%s,", ops[i].name);
+  if (probe)
+    io_uring_free_probe (probe);
+  io_uring_queue_exit (&ring);
+  if (*s)
+    s[strlen (s) - 1] = '\0';
+  return s;
+}

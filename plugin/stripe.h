@@ -1,0 +1,49 @@
+/* The stripe cache and the write path of one stripe row; see stripe.c. */
+
+#ifndef RAID_STRIPE_H
+#define RAID_STRIPE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "geometry.h"
+#include "member.h"
+
+struct stripe_cache;
+struct stripe_head;
+
+/* members[] must outlive the cache.  budget is in bytes of buffers. */
+struct stripe_cache *stripe_cache_create (const struct geometry *g,
+                                          struct member **members,
+                                          uint64_t budget);
+void stripe_cache_destroy (struct stripe_cache *c);
+
+/* Find or make the head of stripe row `stripe` and lock it.  Never called
+ * by a thread that holds another head.
+ */
+struct stripe_head *stripe_cache_get (struct stripe_cache *c, uint64_t stripe);
+void stripe_cache_put (struct stripe_cache *c, struct stripe_head *sh);
+
+const struct stripe_map *stripe_head_map (const struct stripe_head *sh);
+
+/* Forget every cached page of the head (after the members changed under
+ * it, e.g. a trim).
+ */
+void stripe_head_invalidate (struct stripe_cache *c, struct stripe_head *sh);
+
+/* Write len bytes at byte `offset` of the head's stripe row data
+ * (0 <= offset < offset + len <= stripe_data_bytes), data == NULL meaning
+ * zeroes, keeping P (and Q) consistent.  With fua, the touched members are
+ * flushed before returning.  Returns 0, or -1 with errno set.
+ */
+int stripe_write (struct stripe_cache *c, struct stripe_head *sh,
+                  uint64_t offset, uint64_t len, const void *data, bool fua);
+
+/* Counters for debugging and the benchmark. */
+struct stripe_stats {
+  uint64_t rmw, rcw, full;     /* writes by method */
+  uint64_t reads;               /* pages read for writes */
+};
+void stripe_cache_stats (struct stripe_cache *c, struct stripe_stats *s);
+
+#endif /* RAID_STRIPE_H */
