@@ -8,3 +8,10 @@ TESTS += test_geometry
 test_geometry_SOURCES = test_geometry.c ../plugin/geometry.c
 test_geometry_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
+
+# Integration tests: real nbdkit processes serving the plugin, real nbdsh /
+# qemu clients, and an independent parity checker (raidcheck.py) that reads
+# the member files.  functions.sh holds their helpers.
+EXTRA_DIST += raidcheck.py
+TESTS += test-raid-shadow.sh
+EXTRA_DIST += test-raid-shadow.sh

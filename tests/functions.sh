@@ -1,0 +1,175 @@
+# Helpers sourced by every shell test (test-raid-*.sh).
+#
+# What a test gets by sourcing this file:
+#   - set -e, and PATH with /usr/bin first: nbdsh and the nbd Python module
+#     belong to Debian's python3, not to whatever python3 comes first.
+#   - $RAID_PLUGIN (from make check, or guessed from this directory).
+#   - $tmpdir: a fresh directory, removed on exit together with every
+#     process started through start_bg / start_nbdkit, whether the test
+#     passes, fails or is interrupted.  Extra cleanup: cleanup_fn CMD ARGS.
+#   - requires CMD...            exit 77 naming the first missing tool.
+#   - requires_python_module M   exit 77 if /usr/bin/python3 lacks M.
+#   - make_members N SIZE        N sparse files $tmpdir/m0.. in ${members[@]}.
+#   - raid_nbdkit ARGS...        nbdkit -U - "$RAID_PLUGIN" ARGS...
+#   - start_nbdkit SOCK ARGS...  a background nbdkit serving SOCK.
+#   - members_md5 FILE...        one line per file, to compare snapshots.
+#   - raidcheck ARGS...          tests/raidcheck.py, the independent checker.
+#
+# Skips (exit 77) always say why on stdout, so the .log explains them.
+
+set -e
+
+PATH=/usr/bin:$PATH
+export PATH
+
+: "${top_srcdir:=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
+: "${top_builddir:=$top_srcdir}"
+: "${RAID_PLUGIN:=$top_builddir/plugin/.libs/nbdkit-raid-plugin.so}"
+export top_srcdir top_builddir RAID_PLUGIN
+
+# Run this test's cleanup: the registered functions (last first), then
+# every background process we started, then the files.  It keeps the
+# test's exit status.
+_cleanup_fns=()
+_bg_pids=()
+_cleanup ()
+{
+    local status=$?
+    set +e
+    local i
+    for (( i = ${#_cleanup_fns[@]} - 1; i >= 0; i-- )); do
+        eval "${_cleanup_fns[i]}"
+    done
+    for pid in "${_bg_pids[@]}"; do
+        kill "$pid" 2>/dev/null
+    done
+    for pid in "${_bg_pids[@]}"; do
+        # Give each a moment, then insist.
+        for _ in 1 2 3 4 5 6 7 8 9 10; do
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -9 "$pid" 2>/dev/null
+        wait "$pid" 2>/dev/null
+    done
+    if [ -n "$tmpdir" ] && [ -d "$tmpdir" ]; then
+        chmod -R u+rwx "$tmpdir" 2>/dev/null
+        rm -rf "$tmpdir"
+    fi
+    exit $status
+}
+trap _cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# Register a command to run at cleanup (before processes are killed).
+cleanup_fn ()
+{
+    _cleanup_fns+=("$(printf '%q ' "$@")")
+}
+
+tmpdir="$(mktemp -d "${TMPDIR:-/tmp}/raid-test.XXXXXXXX")"
+
+requires ()
+{
+    local cmd
+    for cmd in "$@"; do
+        if ! command -v "$cmd" >/dev/null 2>&1; then
+            echo "$0: SKIP: this test needs '$cmd', which is not installed"
+            exit 77
+        fi
+    done
+}
+
+requires_python_module ()
+{
+    local mod
+    for mod in "$@"; do
+        if ! python3 -c "import $mod" >/dev/null 2>&1; then
+            echo "$0: SKIP: this test needs the Python module '$mod' in $(command -v python3)"
+            exit 77
+        fi
+    done
+}
+
+# Every raid test needs these.
+requires nbdkit python3
+if [ ! -f "$RAID_PLUGIN" ]; then
+    echo "$0: SKIP: the plugin $RAID_PLUGIN has not been built"
+    exit 77
+fi
+
+# make_members N SIZE [NAME]: N sparse files $tmpdir/NAME0.. (NAME
+# defaults to m), all SIZE bytes (any size truncate(1) accepts), listed
+# in role order in the array ${members[@]}.
+make_members ()
+{
+    local n=$1 size=$2 name=${3:-m} i
+    members=()
+    for (( i = 0; i < n; i++ )); do
+        rm -f "$tmpdir/$name$i"
+        truncate -s "$size" "$tmpdir/$name$i"
+        members+=("$tmpdir/$name$i")
+    done
+}
+
+# raid_nbdkit ARGS... : the captive form, e.g.
+#   raid_nbdkit level=5 chunk=4K "${members[@]}" --run 'nbdsh -u "$uri" -c ...'
+# -U - gives a private socket and $uri/$unixsocket to the --run command.
+raid_nbdkit ()
+{
+    nbdkit -U - "$RAID_PLUGIN" "$@"
+}
+
+# start_bg CMD ARGS...: run CMD in the background; cleanup kills it.
+start_bg ()
+{
+    "$@" &
+    _bg_pids+=($!)
+}
+
+# start_nbdkit SOCK ARGS...: serve the array on the Unix socket SOCK in
+# the background (in the foreground of a child, so its pid is ours to
+# kill) and wait until the socket exists.
+start_nbdkit ()
+{
+    local sock=$1 i
+    shift
+    rm -f "$sock"
+    start_bg nbdkit -f --exit-with-parent -U "$sock" "$RAID_PLUGIN" "$@"
+    for (( i = 0; i < 100; i++ )); do
+        [ -S "$sock" ] && return 0
+        kill -0 "${_bg_pids[-1]}" 2>/dev/null || break
+        sleep 0.1
+    done
+    echo "$0: nbdkit did not start serving $sock" >&2
+    return 1
+}
+
+# members_md5 FILE...: one "md5  path" line per member (directories and
+# missing paths get a placeholder so the snapshot still compares).
+members_md5 ()
+{
+    local f
+    for f in "$@"; do
+        if [ -f "$f" ]; then
+            md5sum "$f"
+        else
+            echo "(not a file)  $f"
+        fi
+    done
+}
+
+# The independent parity checker and image builder.
+raidcheck ()
+{
+    python3 "$top_srcdir/tests/raidcheck.py" "$@"
+}
+
+# A seed for the random tests: $RAID_TEST_SEED if set, else a new one.
+# Always printed, so a failure can be replayed.
+test_seed ()
+{
+    seed=${RAID_TEST_SEED:-$(( (RANDOM << 15 | RANDOM) ))}
+    echo "$0: seed=$seed (replay with RAID_TEST_SEED=$seed)"
+}
