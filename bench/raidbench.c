@@ -1,0 +1,1236 @@
+/* raidbench: time libparity's kernels against each other and ISA-L.
+ *
+ * What it measures.  Three operations, the three that md's RAID-5/6 write
+ * path spends its CPU time in:
+ *
+ *   xor_gen n        dest ^= src_0 ^ ... ^ src_{n-1}   (RAID-5 parity)
+ *   gen_syndrome d   P and Q of d-2 data disks         (full-stripe write)
+ *   rmw d            md's read-modify-write of one 4 KiB block:
+ *                      xor_syndrome (d, k, k)   old D_k out of P and Q
+ *                      memcpy (D_k, new, size)  the new data in place
+ *                      xor_syndrome (d, k, k)   new D_k into P and Q
+ *                    with k rotating over the data disks.
+ *
+ * Each is timed for every implementation libparity can run here (or those
+ * named by --impl), for ISA-L's xor_gen and pq_gen when it was found at
+ * configure time, and, for rmw, for avx2x4 with non-temporal stores of P
+ * and Q (rmw_nt.c), which is what md used until 2026.
+ *
+ * Why not trust the kernel's own boot benchmark.  lib/raid6/algos.c times
+ * gen_syndrome alone, for one geometry (8 disks of one page), with the data
+ * hot in cache, by counting calls inside a window of 16 jiffies that starts
+ * at the first tick edge: no warm-up (the core may still be ramping its
+ * clock, the kernel's code is cold), one sample, and a count whose
+ * resolution is one call.  crypto/xor.c does the same for XOR with one
+ * source count.  Kernels that differ by less than the noise of one short
+ * window, or that differ only at other disk counts, in DRAM, or in the
+ * xor_syndrome the boot test never runs (non-temporal stores make md's
+ * read-modify-write several times slower and the boot test cannot see
+ * it), all look alike.
+ *
+ * How.  For one "group" (operation, disk or source count, size, mode,
+ * layout) every contender is warmed up and calibrated so that one
+ * repetition lasts at least --time ms, then the repetitions are
+ * interleaved: rep 1 of every contender, rep 2 of every contender, ...  On
+ * a shared machine a burst of someone else's work then slows all rows of a
+ * group alike instead of one row, and the ratios, which are what this
+ * program is for, stay honest.  Time is the thread's CPU time
+ * (CLOCK_THREAD_CPUTIME_ID), not the wall clock: on a machine shared with
+ * compilers, a repetition during which the scheduler ran someone else
+ * would otherwise count their time as ours (--wall restores the wall
+ * clock for an idle machine).  What CPU time cannot remove, caches and
+ * clocks disturbed by a neighbour, the median and the interleaving absorb.
+ * Each row reports the median and the minimum time per call; GB/s and
+ * ratios use the median.
+ *
+ *   cache  the same buffers on every call: the data is hot (L1/L2 for the
+ *          default 4 KiB per disk).
+ *   dram   a pool of --dram-size bytes (default 512 MiB, far larger than
+ *          the L3 a core can use) is cut into stripes of the group's
+ *          buffers, and the calls walk the stripes with a large stride
+ *          coprime to their number, so each call finds its buffers cold
+ *          and prefetchers cannot guess the next stripe.  The pool asks
+ *          for transparent huge pages so that page walks, which md's
+ *          direct-mapped kernel memory does not pay, do not dominate.
+ *
+ *   aligned    every buffer starts at the same offset in a page.
+ *   displaced  buffer i is moved by (9 i mod 64) cache lines, so loads of
+ *          the data and stores of P and Q fall at different page offsets.
+ *          With identical offsets a load can be falsely matched against an
+ *          older store to the same 4 KiB offset (4K aliasing) and replay;
+ *          some kernels collapse that way, so rmw shows both by default.
+ *
+ * Counting (the same for ISA-L, so ratios compare equal work):
+ * GB/s is 1e9 bytes per second of DATA read as input:
+ *   xor_gen n:       (n + 1) x size: the n sources and the destination,
+ *                    which md's xor_gen reads too.  ISA-L gets the same
+ *                    n + 1 buffers as inputs, xor_gen (n + 2, ...), and
+ *                    writes a separate output.
+ *   gen_syndrome d:  (d - 2) x size; P and Q are outputs, not counted.
+ *                    ISA-L: pq_gen (d, size, ...) on the same pointers.
+ *   rmw d:           size, the bytes of the write; ns/call is ns per write.
+ * Ratio columns are speed-ups from median times (above 1 = faster than
+ * the reference): "x isa-l" against ISA-L's own dispatch (AVX-512 where
+ * the CPU has it), "x i-avx2" against ISA-L's AVX2 kernels, "x generic"
+ * against libparity's generic; for rmw, "t/NT" is the time of the row
+ * over the time of avx2x4 with non-temporal stores (below 1 = faster).
+ *
+ * Before a group is timed, every contender's output is checked against
+ * generic's, from the same poisoned inputs: a fast wrong kernel is worse
+ * than no number at all.
+ */
+
+#include <config.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef HAVE_ISAL
+#include <isa-l.h>
+#include <isa-l/raid.h>
+#endif
+
+#include "parity.h"
+#include "raidbench.h"
+
+#define PAGE 4096
+#define LINE 64
+#define MAX_DISKS 96
+#define MAX_SOURCES 128
+#define MAX_LIST 64
+#define MAX_CONTENDERS 24
+
+enum op { OP_XOR, OP_GEN, OP_RMW, NR_OPS };
+static const char *const op_names[NR_OPS] = { "xor_gen", "gen_syndrome", "rmw" };
+
+enum mode { MODE_CACHE, MODE_DRAM };
+static const char *const mode_names[] = { "cache", "dram" };
+
+enum layout { LAYOUT_ALIGNED, LAYOUT_DISPLACED };
+static const char *const layout_names[] = { "aligned", "displaced" };
+
+enum format { FMT_TEXT, FMT_CSV, FMT_JSON };
+
+enum kind {
+  K_PARITY,                     /* a libparity implementation */
+  K_ISAL,                       /* ISA-L's multibinary xor_gen / pq_gen */
+  K_ISAL_AVX2,                  /* ISA-L's xor_gen_avx / pq_gen_avx2 */
+  K_NT,                         /* avx2x4 with non-temporal P/Q stores */
+};
+
+struct contender {
+  enum kind kind;
+  char name[32];                /* the row's label */
+  bool is_generic;
+  /* Results of the current group, ns per call. */
+  double ns[1024];
+  double med, min;
+  uint64_t iters;               /* calls per repetition */
+};
+
+/* A list of integers given on the command line. */
+struct list {
+  unsigned int n;
+  long v[MAX_LIST];
+};
+
+static struct {
+  const char *impls[MAX_CONTENDERS];
+  unsigned int nr_impls;
+  bool ops[NR_OPS];
+  struct list sources, disks, rmw_disks, sizes;
+  bool mode[2];
+  bool layout_set;              /* --layout or --displace given */
+  bool layout[2];
+  unsigned int reps;
+  double rep_ns;
+  size_t dram_size;
+  bool isal;
+  enum format format;
+  int cpu;
+  bool wall;                    /* time by the wall clock, not CPU time */
+} opt;
+
+/* One group: the buffers of one operation at one geometry, size, mode and
+ * layout, and the contenders timed on it.
+ */
+struct group {
+  enum op op;
+  int n;                        /* sources (xor_gen) or disks */
+  size_t size;
+  enum mode mode;
+  enum layout layout;
+  unsigned int nbuf;            /* buffers per stripe */
+  size_t stride;                /* bytes from one buffer to the next */
+  size_t stripe_bytes;
+  uint8_t *base;
+  size_t nstripes, step, cursor;
+  unsigned int rmw_disk;        /* next data disk for rmw */
+  struct contender *c[MAX_CONTENDERS];
+  unsigned int nc;
+};
+
+static struct contender contenders[MAX_CONTENDERS];
+static unsigned int nr_contenders;
+static const char *dispatched;
+static uint8_t *dram_pool;
+static bool have_avx2;
+
+static void __attribute__ ((noreturn, format (printf, 1, 2)))
+die (const char *fmt, ...)
+{
+  va_list ap;
+
+  va_start (ap, fmt);
+  fputs ("raidbench: ", stderr);
+  vfprintf (stderr, fmt, ap);
+  fputc ('\n', stderr);
+  va_end (ap);
+  exit (EXIT_FAILURE);
+}
+
+static double
+now_ns (void)
+{
+  struct timespec ts;
+
+  clock_gettime (opt.wall ? CLOCK_MONOTONIC : CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+/* The data bytes one call processes: see "Counting" above. */
+static double
+data_bytes (const struct group *g)
+{
+  switch (g->op) {
+  case OP_XOR: return (double) (g->n + 1) * g->size;
+  case OP_GEN: return (double) (g->n - 2) * g->size;
+  default: return g->size;
+  }
+}
+
+static size_t
+displacement (const struct group *g, unsigned int i)
+{
+  return g->layout == LAYOUT_DISPLACED ? (i * 9 % (PAGE / LINE)) * LINE : 0;
+}
+
+static void
+stripe_ptrs (const struct group *g, size_t s, void **ptrs)
+{
+  uint8_t *p = g->base + s * g->stripe_bytes;
+
+  for (unsigned int i = 0; i < g->nbuf; i++)
+    ptrs[i] = p + i * g->stride + displacement (g, i);
+}
+
+/* The buffers of the next call: always stripe 0 in cache mode; in DRAM
+ * mode the stripe a large stride on from the last one.
+ */
+static inline void
+next_ptrs (struct group *g, void **ptrs)
+{
+  if (g->mode == MODE_DRAM) {
+    g->cursor += g->step;
+    if (g->cursor >= g->nstripes)
+      g->cursor -= g->nstripes;
+  }
+  stripe_ptrs (g, g->cursor, ptrs);
+}
+
+static void
+run_calls (struct group *g, const struct contender *c, uint64_t iters)
+{
+  void *ptrs[MAX_SOURCES + 2];
+  const size_t size = g->size;
+  const int n = g->n;
+
+  for (uint64_t i = 0; i < iters; i++) {
+    next_ptrs (g, ptrs);
+    switch (g->op) {
+    case OP_XOR:
+      if (c->kind == K_PARITY)
+        parity_xor_gen (ptrs[n], ptrs, n, size);
+#ifdef HAVE_ISAL
+      else if (c->kind == K_ISAL)
+        xor_gen (n + 2, size, ptrs);
+      else if (c->kind == K_ISAL_AVX2)
+        xor_gen_avx (n + 2, size, ptrs);
+#endif
+      break;
+    case OP_GEN:
+      if (c->kind == K_PARITY)
+        parity_gen_syndrome (n, size, ptrs);
+#ifdef HAVE_ISAL
+      else if (c->kind == K_ISAL)
+        pq_gen (n, size, ptrs);
+      else if (c->kind == K_ISAL_AVX2)
+        pq_gen_avx2 (n, size, ptrs);
+#endif
+      break;
+    case OP_RMW: {
+      void (*xs) (int, int, int, size_t, void **) = parity_xor_syndrome;
+      int k = g->rmw_disk;
+
+#ifdef RAIDBENCH_NT
+      if (c->kind == K_NT)
+        xs = raidbench_xor_syndrome_nt;
+#endif
+      if (++g->rmw_disk == (unsigned int) n - 2)
+        g->rmw_disk = 0;
+      xs (n, k, k, size, ptrs);
+      memcpy (ptrs[k], ptrs[n], size);
+      xs (n, k, k, size, ptrs);
+      break;
+    }
+    default:
+      abort ();
+    }
+  }
+}
+
+static void
+select_contender (const struct contender *c)
+{
+  if (c->kind == K_PARITY && parity_use (c->name) == -1)
+    die ("%s: %s", c->name, strerror (errno));
+}
+
+/* Fill the buffers of every stripe with bytes from a cheap generator. */
+static void
+fill_random (uint8_t *p, size_t bytes, uint64_t seed)
+{
+  uint64_t x = seed * 0x9e3779b97f4a7c15 + 1;
+
+  for (size_t i = 0; i + 8 <= bytes; i += 8) {
+    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+    memcpy (p + i, &x, 8);
+  }
+}
+
+/* Run every contender once on stripe 0 from the same inputs and compare
+ * its outputs with generic's.
+ */
+static void
+verify_group (struct group *g)
+{
+  void *ptrs[MAX_SOURCES + 2];
+  size_t span = g->stripe_bytes;
+  uint8_t *saved = malloc (span), *want = malloc (2 * g->size);
+  const struct contender *ref = NULL;
+
+  if (!saved || !want)
+    die ("out of memory");
+  stripe_ptrs (g, 0, ptrs);
+  memcpy (saved, g->base, span);
+  for (int pass = 0; pass < 2; pass++) {
+    for (unsigned int j = 0; j < g->nc; j++) {
+      const struct contender *c = g->c[j];
+      uint8_t *out0, *out1 = NULL;
+
+      if ((pass == 0) != c->is_generic)
+        continue;
+      memcpy (g->base, saved, span);
+      select_contender (c);
+      switch (g->op) {
+      case OP_XOR:
+        if (c->kind == K_PARITY)
+          parity_xor_gen (ptrs[g->n], ptrs, g->n, g->size);
+#ifdef HAVE_ISAL
+        else if (c->kind == K_ISAL && xor_gen (g->n + 2, g->size, ptrs))
+          die ("ISA-L xor_gen failed");
+        else if (c->kind == K_ISAL_AVX2
+                 && xor_gen_avx (g->n + 2, g->size, ptrs))
+          die ("ISA-L xor_gen_avx failed");
+#endif
+        out0 = ptrs[c->kind == K_PARITY ? g->n : g->n + 1];
+        break;
+      case OP_GEN:
+        if (c->kind == K_PARITY)
+          parity_gen_syndrome (g->n, g->size, ptrs);
+#ifdef HAVE_ISAL
+        else if (c->kind == K_ISAL && pq_gen (g->n, g->size, ptrs))
+          die ("ISA-L pq_gen failed");
+        else if (c->kind == K_ISAL_AVX2 && pq_gen_avx2 (g->n, g->size, ptrs))
+          die ("ISA-L pq_gen_avx2 failed");
+#endif
+        out0 = ptrs[g->n - 2];
+        out1 = ptrs[g->n - 1];
+        break;
+      default:
+#ifdef RAIDBENCH_NT
+        if (c->kind == K_NT)
+          raidbench_xor_syndrome_nt (g->n, 1, 1, g->size, ptrs);
+        else
+#endif
+          parity_xor_syndrome (g->n, 1, 1, g->size, ptrs);
+        out0 = ptrs[g->n - 2];
+        out1 = ptrs[g->n - 1];
+        break;
+      }
+      if (c->is_generic) {
+        ref = c;
+        memcpy (want, out0, g->size);
+        if (out1)
+          memcpy (want + g->size, out1, g->size);
+      }
+      else if (memcmp (want, out0, g->size) != 0
+               || (out1 && memcmp (want + g->size, out1, g->size) != 0))
+        die ("%s %d, %zu bytes: %s differs from %s: refusing to time it",
+             op_names[g->op], g->n, g->size, c->name, ref->name);
+    }
+  }
+  memcpy (g->base, saved, span);
+  free (saved);
+  free (want);
+}
+
+/* Warm up and find how many calls fill one repetition. */
+static void
+calibrate (struct group *g, struct contender *c)
+{
+  uint64_t iters = 1;
+  double t;
+
+  select_contender (c);
+  for (;;) {
+    double t0 = now_ns ();
+
+    run_calls (g, c, iters);
+    t = now_ns () - t0;
+    if (t >= opt.rep_ns / 4 || iters >= (UINT64_C (1) << 40))
+      break;
+    iters *= 2;
+  }
+  c->iters = (uint64_t) (opt.rep_ns / (t / iters)) + 1;
+}
+
+static int
+cmp_double (const void *a, const void *b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+
+  return x < y ? -1 : x > y;
+}
+
+static void
+time_group (struct group *g)
+{
+  for (unsigned int j = 0; j < g->nc; j++)
+    calibrate (g, g->c[j]);
+  for (unsigned int r = 0; r < opt.reps; r++)
+    for (unsigned int j = 0; j < g->nc; j++) {
+      struct contender *c = g->c[j];
+      double t0;
+
+      select_contender (c);
+      t0 = now_ns ();
+      run_calls (g, c, c->iters);
+      c->ns[r] = (now_ns () - t0) / c->iters;
+    }
+  for (unsigned int j = 0; j < g->nc; j++) {
+    struct contender *c = g->c[j];
+    double sorted[1024];
+
+    memcpy (sorted, c->ns, opt.reps * sizeof sorted[0]);
+    qsort (sorted, opt.reps, sizeof sorted[0], cmp_double);
+    c->min = sorted[0];
+    c->med = opt.reps % 2 ? sorted[opt.reps / 2]
+      : (sorted[opt.reps / 2 - 1] + sorted[opt.reps / 2]) / 2;
+  }
+}
+
+/* Output. */
+
+static bool first_json_row = true;
+
+static const struct contender *
+find_kind (const struct group *g, enum kind kind, bool generic)
+{
+  for (unsigned int j = 0; j < g->nc; j++)
+    if (g->c[j]->kind == kind && (!generic || g->c[j]->is_generic))
+      return g->c[j];
+  return NULL;
+}
+
+/* ref_time / time, or 0 when there is no reference. */
+static double
+speedup (const struct contender *ref, const struct contender *c)
+{
+  return ref ? ref->med / c->med : 0;
+}
+
+/* Targets the issue set, collected for the summary. */
+struct target {
+  char what[96];
+  double value, limit;
+  bool higher_is_better;
+};
+static struct target targets[256];
+static unsigned int nr_targets;
+
+static void
+add_target (const char *what, double value, double limit, bool higher)
+{
+  if (nr_targets < sizeof targets / sizeof targets[0]) {
+    struct target *t = &targets[nr_targets++];
+
+    snprintf (t->what, sizeof t->what, "%s", what);
+    t->value = value;
+    t->limit = limit;
+    t->higher_is_better = higher;
+  }
+}
+
+static void
+print_ratio (double r)
+{
+  if (r > 0)
+    printf (" %8.2f", r);
+  else
+    printf (" %8s", "-");
+}
+
+static void
+print_header (void)
+{
+  if (opt.format == FMT_TEXT)
+    printf ("%-12s %3s %7s %-5s %-9s %-10s %9s %9s %7s %7s %8s %8s %8s"
+            " %6s\n", "op", "n", "size", "mode", "layout", "impl", "med ns",
+            "min ns", "GB/s", "best", "x isa-l", "x i-avx2", "x generic", "t/NT");
+  else if (opt.format == FMT_CSV)
+    printf ("op,n,size,mode,layout,impl,median_ns,min_ns,gbps,gbps_best,"
+            "x_isal,x_isal_avx2,x_generic,t_over_nt\n");
+}
+
+static void
+print_group (const struct group *g)
+{
+  const struct contender *isal = find_kind (g, K_ISAL, false);
+  const struct contender *isal2 = find_kind (g, K_ISAL_AVX2, false);
+  const struct contender *gen = find_kind (g, K_PARITY, true);
+  const struct contender *nt = find_kind (g, K_NT, false);
+  double bytes = data_bytes (g);
+
+  for (unsigned int j = 0; j < g->nc; j++) {
+    const struct contender *c = g->c[j];
+    double xi = speedup (isal, c), xi2 = speedup (isal2, c);
+    double xg = speedup (gen, c);
+    double tnt = nt && g->op == OP_RMW ? c->med / nt->med : 0;
+
+    switch (opt.format) {
+    case FMT_TEXT:
+      printf ("%-12s %3d %7zu %-5s %-9s %-10s %9.1f %9.1f %7.2f %7.2f",
+              op_names[g->op], g->n, g->size, mode_names[g->mode],
+              layout_names[g->layout], c->name, c->med, c->min,
+              bytes / c->med, bytes / c->min);
+      print_ratio (c != isal ? xi : 0);
+      print_ratio (c != isal2 ? xi2 : 0);
+      print_ratio (c != gen ? xg : 0);
+      if (tnt > 0)
+        printf (" %6.3f", tnt);
+      printf ("\n");
+      break;
+    case FMT_CSV:
+      printf ("%s,%d,%zu,%s,%s,%s,%.1f,%.1f,%.3f,%.3f,", op_names[g->op],
+              g->n, g->size, mode_names[g->mode], layout_names[g->layout],
+              c->name, c->med, c->min, bytes / c->med, bytes / c->min);
+      if (isal) printf ("%.3f", xi);
+      printf (",");
+      if (isal2) printf ("%.3f", xi2);
+      printf (",%.3f,", xg);
+      if (tnt > 0) printf ("%.4f", tnt);
+      printf ("\n");
+      break;
+    case FMT_JSON:
+      printf ("%s\n    {\"op\": \"%s\", \"n\": %d, \"size\": %zu, "
+              "\"mode\": \"%s\", \"layout\": \"%s\", \"impl\": \"%s\", "
+              "\"median_ns\": %.1f, \"min_ns\": %.1f, \"gbps\": %.3f, "
+              "\"gbps_best\": %.3f, \"x_isal\": ",
+              first_json_row ? "" : ",", op_names[g->op], g->n, g->size,
+              mode_names[g->mode], layout_names[g->layout], c->name,
+              c->med, c->min, bytes / c->med, bytes / c->min);
+      if (isal) printf ("%.3f", xi); else printf ("null");
+      printf (", \"x_isal_avx2\": ");
+      if (isal2) printf ("%.3f", xi2); else printf ("null");
+      printf (", \"x_generic\": %.3f, \"t_over_nt\": ", xg);
+      if (tnt > 0) printf ("%.4f}", tnt); else printf ("null}");
+      first_json_row = false;
+      break;
+    }
+  }
+  if (opt.format == FMT_TEXT && g->nc > 1)
+    printf ("\n");
+  fflush (stdout);
+
+  /* The issue's targets, for the dispatched implementation. */
+  for (unsigned int j = 0; j < g->nc; j++) {
+    const struct contender *c = g->c[j];
+    char what[96];
+
+    if (c->kind != K_PARITY || strcmp (c->name, dispatched) != 0
+        || g->mode != MODE_CACHE || g->size != 4096)
+      continue;
+    if (g->op == OP_GEN && isal && g->n >= 4 && g->n <= 24
+        && g->layout == LAYOUT_ALIGNED) {
+      snprintf (what, sizeof what, "gen_syndrome %2d disks vs ISA-L pq_gen",
+                g->n);
+      add_target (what, speedup (isal, c), 1.0, true);
+      if (isal2) {
+        snprintf (what, sizeof what,
+                  "gen_syndrome %2d disks vs ISA-L pq_gen_avx2", g->n);
+        add_target (what, speedup (isal2, c), 1.0, true);
+      }
+    }
+    if (g->op == OP_XOR && isal && g->n <= 4
+        && g->layout == LAYOUT_ALIGNED) {
+      snprintf (what, sizeof what, "xor_gen %d source%s vs ISA-L xor_gen",
+                g->n, g->n > 1 ? "s" : " ");
+      add_target (what, speedup (isal, c), 1.0, true);
+      if (isal2) {
+        snprintf (what, sizeof what, "xor_gen %d source%s vs ISA-L xor_gen_avx",
+                  g->n, g->n > 1 ? "s" : " ");
+        add_target (what, speedup (isal2, c), 1.0, true);
+      }
+    }
+  }
+  if (g->op == OP_RMW && nt && g->mode == MODE_CACHE) {
+    for (unsigned int j = 0; j < g->nc; j++) {
+      const struct contender *c = g->c[j];
+      char what[96];
+
+      if (c->kind == K_PARITY && (strcmp (c->name, "avx2x4") == 0
+                                  || strcmp (c->name, dispatched) == 0)) {
+        snprintf (what, sizeof what, "rmw %d disks %s: %s time / NT time",
+                  g->n, layout_names[g->layout], c->name);
+        add_target (what, c->med / nt->med, 0.6, false);
+      }
+    }
+  }
+}
+
+static void
+print_targets (void)
+{
+  if (nr_targets == 0)
+    return;
+  if (opt.format == FMT_TEXT) {
+    printf ("Targets (dispatched %s, 4 KiB per disk, cache; ratios of medians):\n",
+            dispatched);
+    for (unsigned int i = 0; i < nr_targets; i++) {
+      const struct target *t = &targets[i];
+      bool ok = t->higher_is_better ? t->value >= t->limit
+        : t->value <= t->limit;
+
+      printf ("  %-48s %6.2f  (%s %.2f)  %s\n", t->what, t->value,
+              t->higher_is_better ? ">=" : "<=", t->limit,
+              ok ? "met" : "MISSED");
+    }
+  }
+  else if (opt.format == FMT_JSON) {
+    printf ("\n  ],\n  \"targets\": [");
+    for (unsigned int i = 0; i < nr_targets; i++) {
+      const struct target *t = &targets[i];
+      bool ok = t->higher_is_better ? t->value >= t->limit
+        : t->value <= t->limit;
+
+      printf ("%s\n    {\"what\": \"%s\", \"value\": %.3f, \"limit\": %.2f, "
+              "\"met\": %s}", i ? "," : "", t->what, t->value, t->limit,
+              ok ? "true" : "false");
+    }
+  }
+}
+
+/* The CPU as /proc/cpuinfo names it. */
+static void
+cpu_model (char *buf, size_t len, int *family, int *model)
+{
+  FILE *fp = fopen ("/proc/cpuinfo", "r");
+  char line[512];
+
+  snprintf (buf, len, "unknown");
+  *family = *model = -1;
+  if (!fp)
+    return;
+  while (fgets (line, sizeof line, fp)) {
+    char *colon = strchr (line, ':');
+
+    if (!colon)
+      continue;
+    if (strncmp (line, "model name", 10) == 0 && strcmp (buf, "unknown") == 0) {
+      char *v = colon + 2;
+
+      v[strcspn (v, "\n")] = '\0';
+      snprintf (buf, len, "%s", v);
+    }
+    else if (strncmp (line, "cpu family", 10) == 0 && *family < 0)
+      *family = atoi (colon + 1);
+    else if (strncmp (line, "model\t", 6) == 0 && *model < 0)
+      *model = atoi (colon + 1);
+  }
+  fclose (fp);
+}
+
+static void
+json_string (const char *s)
+{
+  putchar ('"');
+  for (; *s; s++) {
+    if (*s == '"' || *s == '\\')
+      printf ("\\%c", *s);
+    else if ((unsigned char) *s < 0x20)
+      printf ("\\u%04x", *s);
+    else
+      putchar (*s);
+  }
+  putchar ('"');
+}
+
+static void
+print_preamble (void)
+{
+  char cpu[256], impls[512] = "";
+  char isal[128] = "not built (configure found no libisal)";
+  int family, model;
+  bool avx512 = __builtin_cpu_supports ("avx512bw");
+
+  cpu_model (cpu, sizeof cpu, &family, &model);
+  for (const char *const *p = parity_impls (); *p; p++)
+    snprintf (impls + strlen (impls), sizeof impls - strlen (impls), "%s%s",
+              p == parity_impls () ? "" : " ", *p);
+#ifdef HAVE_ISAL
+  snprintf (isal, sizeof isal, "%d.%d.%d: isa-l = xor_gen/pq_gen (its own "
+            "dispatch), isa-l-avx2 = xor_gen_avx/pq_gen_avx2",
+            ISAL_MAJOR_VERSION, ISAL_MINOR_VERSION, ISAL_PATCH_VERSION);
+  if (!opt.isal)
+    snprintf (isal, sizeof isal, "not timed (--no-isal)");
+#endif
+
+  switch (opt.format) {
+  case FMT_TEXT:
+    printf ("raidbench: libparity kernels");
+#ifdef HAVE_ISAL
+    printf (" against ISA-L");
+#endif
+    printf ("\ncpu:        %s (family %d, model %d), AVX2 %s, AVX-512BW %s, "
+            "%ld online CPUs\n", cpu, family, model, have_avx2 ? "yes" : "no",
+            avx512 ? "yes" : "no", sysconf (_SC_NPROCESSORS_ONLN));
+    printf ("dispatcher: %s   (runnable: %s)\n", dispatched, impls);
+    printf ("isa-l:      %s\n", isal);
+    printf ("timing:     %u reps of >= %.0f ms of %s per row after warm-up,"
+            " rows of a group\n"
+            "            interleaved rep by rep; med/min = median/minimum ns per"
+            " call (rmw: per write)\n", opt.reps, opt.rep_ns / 1e6,
+            opt.wall ? "wall-clock time" : "thread CPU time");
+    printf ("GB/s:       1e9 bytes/s of data read as input, median: xor_gen n "
+            "= (n+1) x size (n sources\n"
+            "            + the dest, which is read; ISA-L gets the same n+1 "
+            "inputs), gen_syndrome d =\n"
+            "            (d-2) x size, rmw = size; P, Q and outputs not "
+            "counted; best = from min\n");
+    printf ("ratios:     x isa-l, x i-avx2, x generic = speed-up over isa-l, "
+            "isa-l-avx2, generic (>1 faster);\n"
+            "            t/NT = time over avx2x4 with non-temporal stores (<1 "
+            "faster)\n");
+    printf ("modes:      cache = same buffers every call; dram = %zu MiB "
+            "pool walked so each call is cold\n", opt.dram_size >> 20);
+    printf ("layouts:    aligned = same page offset; displaced = buffer i "
+            "moved by (9i mod 64) x 64 bytes\n\n");
+    break;
+  case FMT_CSV:
+    printf ("# cpu: %s (family %d, model %d)\n# dispatcher: %s\n# isa-l: %s\n"
+            "# GB/s = 1e9 bytes/s of data read as input; xor_gen n = (n+1) x "
+            "size, gen_syndrome d = (d-2) x size, rmw = size\n"
+            "# reps: %u of >= %.0f ms of %s; dram pool %zu MiB\n", cpu,
+            family, model, dispatched, isal, opt.reps, opt.rep_ns / 1e6,
+            opt.wall ? "wall-clock time" : "thread CPU time",
+            opt.dram_size >> 20);
+    break;
+  case FMT_JSON:
+    printf ("{\n  \"cpu\": ");
+    json_string (cpu);
+    printf (",\n  \"cpu_family\": %d,\n  \"cpu_model\": %d,\n"
+            "  \"avx512bw\": %s,\n  \"dispatcher\": ", family, model,
+            avx512 ? "true" : "false");
+    json_string (dispatched);
+    printf (",\n  \"isal\": ");
+    json_string (isal);
+    printf (",\n  \"clock\": \"%s\"", opt.wall ? "wall" : "thread_cpu");
+    printf (",\n  \"reps\": %u,\n  \"rep_ms\": %.1f,\n  \"dram_bytes\": %zu,\n"
+            "  \"gbps_counts\": \"1e9 bytes/s of data read as input: xor_gen n"
+            " = (n+1) x size, gen_syndrome d = (d-2) x size, rmw = size\",\n"
+            "  \"results\": [", opt.reps, opt.rep_ns / 1e6, opt.dram_size);
+    break;
+  }
+}
+
+/* Set up, verify, time and print one group. */
+static void
+run_group (enum op op, int n, size_t size, enum mode mode, enum layout layout)
+{
+  struct group g = {
+    .op = op, .n = n, .size = size, .mode = mode, .layout = layout,
+  };
+  uint8_t *cache_buf = NULL;
+
+  g.nbuf = op == OP_XOR ? n + 2 : op == OP_GEN ? n : n + 1;
+  g.stride = (size + PAGE - 1) / PAGE * PAGE + PAGE;
+  g.stripe_bytes = g.nbuf * g.stride;
+  if (mode == MODE_CACHE) {
+    cache_buf = aligned_alloc (PAGE, g.stripe_bytes);
+    if (!cache_buf)
+      die ("out of memory");
+    fill_random (cache_buf, g.stripe_bytes, n * 131 + size);
+    g.base = cache_buf;
+    g.nstripes = 1;
+  }
+  else {
+    g.base = dram_pool;
+    g.nstripes = opt.dram_size / g.stripe_bytes;
+    if (g.nstripes < 64)
+      die ("--dram-size %zu MiB holds only %zu stripes of %s %d x %zu bytes;"
+           " make it larger", opt.dram_size >> 20, g.nstripes, op_names[op],
+           n, size);
+    /* About 0.618 of the way round, coprime so every stripe is visited. */
+    g.step = (size_t) (g.nstripes * 0.6180339887);
+    while (g.step > 1) {
+      size_t a = g.nstripes, b = g.step;
+
+      while (b) { size_t t = a % b; a = b; b = t; }
+      if (a == 1)
+        break;
+      g.step--;
+    }
+  }
+
+  for (unsigned int i = 0; i < nr_contenders; i++) {
+    struct contender *c = &contenders[i];
+
+    if ((c->kind == K_ISAL || c->kind == K_ISAL_AVX2) && op == OP_RMW)
+      continue;
+    if (c->kind == K_NT && op != OP_RMW)
+      continue;
+    g.c[g.nc++] = c;
+  }
+
+  verify_group (&g);
+  time_group (&g);
+  print_group (&g);
+  free (cache_buf);
+}
+
+/* Command line. */
+
+static void
+usage (FILE *fp)
+{
+  fprintf (fp,
+"Usage: raidbench [OPTION]...\n"
+"Time libparity's xor_gen, gen_syndrome and md's read-modify-write for each\n"
+"implementation this CPU runs, against ISA-L when it was built in.\n"
+"\n"
+"  --impl LIST        implementations or families to time, or 'preferred'\n"
+"                     for each family's preferred one (default: all of\n"
+"                     parity_impls()); generic is always timed as reference\n"
+"  --ops LIST         xor,gen,rmw (default: all three)\n"
+"  --sources LIST     xor_gen source counts, 1..128 (default 1,2,3,4,8,16)\n"
+"  --disks LIST       gen_syndrome disk counts incl. P and Q, 4..96\n"
+"                     (default 4,6,8,12,16,24)\n"
+"  --rmw-disks LIST   rmw disk counts, 4..96 (default 8)\n"
+"  --size LIST        bytes per disk, multiple of 64, K/M suffix (default 4K)\n"
+"  --mode MODE        cache, dram or both (default both)\n"
+"  --layout LAYOUT    aligned, displaced or both (default: aligned, and\n"
+"                     both for rmw)\n"
+"  --displace         the same as --layout both\n"
+"  --reps N           timed repetitions per row, 1..1024 (default 15)\n"
+"  --time MS          minimum length of one repetition (default 20)\n"
+"  --dram-size SIZE   working set of dram mode, M/G suffix (default 512M)\n"
+"  --no-isal          do not time ISA-L\n"
+"  --cpu N            pin to CPU N\n"
+"  --wall             time by the wall clock (default: thread CPU time)\n"
+"  --csv, --json      machine-readable output\n"
+"  --help             this text\n"
+"\n"
+"GB/s = 1e9 bytes per second of data read as input: xor_gen n counts\n"
+"(n+1) x size, gen_syndrome d counts (d-2) x size, rmw counts the write.\n"
+"See raidbench(1).\n");
+}
+
+static unsigned long long
+parse_size (const char *option, const char *s)
+{
+  char *end;
+  unsigned long long v;
+
+  errno = 0;
+  v = strtoull (s, &end, 10);
+  if (errno || end == s || *s == '-')
+    die ("%s: '%s' is not a size", option, s);
+  switch (*end) {
+  case 'k': case 'K': v <<= 10; end++; break;
+  case 'm': case 'M': v <<= 20; end++; break;
+  case 'g': case 'G': v <<= 30; end++; break;
+  }
+  if (*end == 'i' && end[1] == 'B')
+    end += 2;
+  else if (*end == 'B')
+    end++;
+  if (*end != '\0')
+    die ("%s: '%s' is not a size", option, s);
+  return v;
+}
+
+static void
+parse_list (const char *option, const char *arg, struct list *l,
+            long lo, long hi, bool size)
+{
+  char *copy = strdup (arg), *save = NULL;
+
+  if (!copy)
+    die ("out of memory");
+  l->n = 0;
+  for (char *tok = strtok_r (copy, ",", &save); tok;
+       tok = strtok_r (NULL, ",", &save)) {
+    long v;
+
+    if (l->n == MAX_LIST)
+      die ("%s: more than %d values", option, MAX_LIST);
+    if (size) {
+      unsigned long long s = parse_size (option, tok);
+
+      if (s == 0 || s % 64 || s > (unsigned long long) hi)
+        die ("%s: %s: must be a nonzero multiple of 64 up to %ld bytes",
+             option, tok, hi);
+      v = s;
+    }
+    else {
+      char *end;
+
+      errno = 0;
+      v = strtol (tok, &end, 10);
+      if (errno || end == tok || *end != '\0')
+        die ("%s: '%s' is not a number", option, tok);
+      if (v < lo || v > hi)
+        die ("%s: %ld: must be between %ld and %ld", option, v, lo, hi);
+    }
+    l->v[l->n++] = v;
+  }
+  if (l->n == 0)
+    die ("%s: empty list", option);
+  free (copy);
+}
+
+static void
+parse_both (const char *option, const char *arg, const char *a,
+            const char *b, bool out[2])
+{
+  if (strcmp (arg, a) == 0)
+    out[0] = true, out[1] = false;
+  else if (strcmp (arg, b) == 0)
+    out[0] = false, out[1] = true;
+  else if (strcmp (arg, "both") == 0)
+    out[0] = out[1] = true;
+  else
+    die ("%s: '%s': expected %s, %s or both", option, arg, a, b);
+}
+
+static void
+add_contender (enum kind kind, const char *name, bool is_generic)
+{
+  struct contender *c;
+
+  for (unsigned int i = 0; i < nr_contenders; i++)
+    if (strcmp (contenders[i].name, name) == 0)
+      return;
+  if (nr_contenders == MAX_CONTENDERS)
+    die ("too many implementations");
+  c = &contenders[nr_contenders++];
+  c->kind = kind;
+  snprintf (c->name, sizeof c->name, "%s", name);
+  c->is_generic = is_generic;
+}
+
+static void
+parse_args (int argc, char **argv)
+{
+  enum { O_IMPL = 256, O_OPS, O_SOURCES, O_DISKS, O_RMW_DISKS, O_SIZE,
+         O_MODE, O_LAYOUT, O_DISPLACE, O_REPS, O_TIME, O_DRAM, O_NO_ISAL,
+         O_CPU, O_CSV, O_JSON, O_HELP, O_WALL };
+  static const struct option longopts[] = {
+    { "impl", required_argument, NULL, O_IMPL },
+    { "ops", required_argument, NULL, O_OPS },
+    { "sources", required_argument, NULL, O_SOURCES },
+    { "disks", required_argument, NULL, O_DISKS },
+    { "rmw-disks", required_argument, NULL, O_RMW_DISKS },
+    { "size", required_argument, NULL, O_SIZE },
+    { "mode", required_argument, NULL, O_MODE },
+    { "layout", required_argument, NULL, O_LAYOUT },
+    { "displace", no_argument, NULL, O_DISPLACE },
+    { "reps", required_argument, NULL, O_REPS },
+    { "time", required_argument, NULL, O_TIME },
+    { "dram-size", required_argument, NULL, O_DRAM },
+    { "no-isal", no_argument, NULL, O_NO_ISAL },
+    { "cpu", required_argument, NULL, O_CPU },
+    { "csv", no_argument, NULL, O_CSV },
+    { "json", no_argument, NULL, O_JSON },
+    { "help", no_argument, NULL, O_HELP },
+    { "wall", no_argument, NULL, O_WALL },
+    { NULL, 0, NULL, 0 },
+  };
+  static char *impl_copy;
+  struct list l;
+  int c;
+
+  opt.ops[OP_XOR] = opt.ops[OP_GEN] = opt.ops[OP_RMW] = true;
+  parse_list ("--sources", "1,2,3,4,8,16", &opt.sources, 1, MAX_SOURCES, false);
+  parse_list ("--disks", "4,6,8,12,16,24", &opt.disks, 4, MAX_DISKS, false);
+  parse_list ("--rmw-disks", "8", &opt.rmw_disks, 4, MAX_DISKS, false);
+  parse_list ("--size", "4096", &opt.sizes, 64, 1L << 30, true);
+  opt.mode[MODE_CACHE] = opt.mode[MODE_DRAM] = true;
+  opt.layout[LAYOUT_ALIGNED] = true;
+  opt.reps = 15;
+  opt.rep_ns = 20e6;
+  opt.dram_size = (size_t) 512 << 20;
+  opt.isal = true;
+  opt.cpu = -1;
+
+  while ((c = getopt_long (argc, argv, "h", longopts, NULL)) != -1) {
+    switch (c) {
+    case O_IMPL:
+      free (impl_copy);
+      impl_copy = strdup (optarg);
+      if (!impl_copy)
+        die ("out of memory");
+      opt.nr_impls = 0;
+      for (char *save = NULL, *t = strtok_r (impl_copy, ",", &save); t;
+           t = strtok_r (NULL, ",", &save)) {
+        if (strcmp (t, "all") == 0)
+          continue;
+        if (opt.nr_impls == MAX_CONTENDERS - 4)
+          die ("--impl: too many names");
+        opt.impls[opt.nr_impls++] = t;
+      }
+      break;
+    case O_OPS:
+      opt.ops[OP_XOR] = opt.ops[OP_GEN] = opt.ops[OP_RMW] = false;
+      {
+        char *copy = strdup (optarg), *save = NULL;
+
+        if (!copy)
+          die ("out of memory");
+        for (char *t = strtok_r (copy, ",", &save); t;
+             t = strtok_r (NULL, ",", &save)) {
+          if (strcmp (t, "xor") == 0 || strcmp (t, "xor_gen") == 0)
+            opt.ops[OP_XOR] = true;
+          else if (strcmp (t, "gen") == 0 || strcmp (t, "gen_syndrome") == 0)
+            opt.ops[OP_GEN] = true;
+          else if (strcmp (t, "rmw") == 0)
+            opt.ops[OP_RMW] = true;
+          else
+            die ("--ops: '%s': expected xor, gen or rmw", t);
+        }
+        free (copy);
+      }
+      if (!opt.ops[OP_XOR] && !opt.ops[OP_GEN] && !opt.ops[OP_RMW])
+        die ("--ops: empty list");
+      break;
+    case O_SOURCES:
+      parse_list ("--sources", optarg, &opt.sources, 1, MAX_SOURCES, false);
+      break;
+    case O_DISKS:
+      parse_list ("--disks", optarg, &opt.disks, 4, MAX_DISKS, false);
+      break;
+    case O_RMW_DISKS:
+      parse_list ("--rmw-disks", optarg, &opt.rmw_disks, 4, MAX_DISKS, false);
+      break;
+    case O_SIZE:
+      parse_list ("--size", optarg, &opt.sizes, 64, 1L << 30, true);
+      break;
+    case O_MODE:
+      parse_both ("--mode", optarg, "cache", "dram", opt.mode);
+      break;
+    case O_LAYOUT:
+      parse_both ("--layout", optarg, "aligned", "displaced", opt.layout);
+      opt.layout_set = true;
+      break;
+    case O_DISPLACE:
+      opt.layout[0] = opt.layout[1] = opt.layout_set = true;
+      break;
+    case O_REPS:
+      parse_list ("--reps", optarg, &l, 1, 1024, false);
+      if (l.n != 1)
+        die ("--reps: one number expected");
+      opt.reps = l.v[0];
+      break;
+    case O_TIME:
+      parse_list ("--time", optarg, &l, 1, 60000, false);
+      if (l.n != 1)
+        die ("--time: one number expected");
+      opt.rep_ns = l.v[0] * 1e6;
+      break;
+    case O_DRAM: {
+      unsigned long long s = parse_size ("--dram-size", optarg);
+
+      if (s < (16ULL << 20) || s > (64ULL << 30))
+        die ("--dram-size: %s: must be between 16M and 64G", optarg);
+      opt.dram_size = s;
+      break;
+    }
+    case O_NO_ISAL:
+      opt.isal = false;
+      break;
+    case O_CPU:
+      parse_list ("--cpu", optarg, &l, 0, CPU_SETSIZE - 1, false);
+      if (l.n != 1)
+        die ("--cpu: one number expected");
+      opt.cpu = l.v[0];
+      break;
+    case O_WALL:
+      opt.wall = true;
+      break;
+    case O_CSV:
+      opt.format = FMT_CSV;
+      break;
+    case O_JSON:
+      opt.format = FMT_JSON;
+      break;
+    case 'h':
+    case O_HELP:
+      usage (stdout);
+      exit (EXIT_SUCCESS);
+    default:
+      fprintf (stderr, "Try 'raidbench --help'.\n");
+      exit (EXIT_FAILURE);
+    }
+  }
+  if (optind < argc)
+    die ("unexpected argument '%s'; try --help", argv[optind]);
+}
+
+/* The rows: the chosen implementations, generic as reference, ISA-L, and
+ * for rmw avx2x4 with normal and with non-temporal stores.
+ */
+static void
+choose_contenders (void)
+{
+  const char *const *all = parity_impls ();
+
+  have_avx2 = __builtin_cpu_supports ("avx2");
+  add_contender (K_PARITY, "generic", true);
+  if (opt.nr_impls == 0)
+    for (const char *const *p = all; *p; p++)
+      add_contender (K_PARITY, *p, strcmp (*p, "generic") == 0);
+  for (unsigned int i = 0; i < opt.nr_impls; i++) {
+    const char *name = opt.impls[i];
+
+    if (strcmp (name, "preferred") == 0) {
+      /* Each family's preferred variant.  Names are FAMILYxU (avx2x4) or
+       * just FAMILY (generic), so the family is the name less any xU.
+       */
+      for (const char *const *p = all; *p; p++) {
+        char family[32];
+        size_t len = strlen (*p);
+
+        snprintf (family, sizeof family, "%s", *p);
+        while (len > 0 && family[len - 1] >= '0' && family[len - 1] <= '9')
+          len--;
+        if (len > 1 && len < strlen (*p) && family[len - 1] == 'x')
+          family[len - 1] = '\0';
+        add_contender (K_PARITY,
+                       parity_use (family) == 0 ? parity_name () : *p, false);
+      }
+      continue;
+    }
+    if (parity_use (name) == -1)
+      die ("--impl %s: %s", name,
+           errno == ENOTSUP ? "this CPU cannot run it"
+           : "no such implementation; see parity_impls() in --help output");
+    /* A family name stands for its preferred variant. */
+    add_contender (K_PARITY, parity_name (), false);
+  }
+#ifdef HAVE_ISAL
+  if (opt.isal) {
+    add_contender (K_ISAL, "isa-l", false);
+    if (have_avx2)
+      add_contender (K_ISAL_AVX2, "isa-l-avx2", false);
+  }
+#endif
+#ifdef RAIDBENCH_NT
+  if (have_avx2 && opt.ops[OP_RMW]) {
+    bool listed = false;
+
+    for (unsigned int i = 0; i < nr_contenders; i++)
+      listed |= strcmp (contenders[i].name, "avx2x4") == 0;
+    /* The normal-store twin of the NT row, for the t/NT column. */
+    if (!listed && parity_use ("avx2x4") == 0)
+      add_contender (K_PARITY, "avx2x4", false);
+    add_contender (K_NT, "avx2x4_nt", false);
+  }
+#endif
+}
+
+int
+main (int argc, char **argv)
+{
+  dispatched = parity_name ();
+  parse_args (argc, argv);
+
+  if (opt.cpu >= 0) {
+    cpu_set_t set;
+
+    CPU_ZERO (&set);
+    CPU_SET (opt.cpu, &set);
+    if (sched_setaffinity (0, sizeof set, &set) == -1)
+      die ("--cpu %d: %s", opt.cpu, strerror (errno));
+  }
+  choose_contenders ();
+
+  if (opt.mode[MODE_DRAM]) {
+    dram_pool = aligned_alloc ((size_t) 2 << 20, opt.dram_size);
+    if (!dram_pool)
+      die ("cannot allocate the %zu MiB DRAM pool: %s", opt.dram_size >> 20,
+           strerror (errno));
+    madvise (dram_pool, opt.dram_size, MADV_HUGEPAGE);
+    fill_random (dram_pool, opt.dram_size, 1);
+  }
+
+  print_preamble ();
+  print_header ();
+  for (unsigned int s = 0; s < opt.sizes.n; s++)
+    for (int m = 0; m < 2; m++) {
+      if (!opt.mode[m])
+        continue;
+      for (int op = 0; op < NR_OPS; op++) {
+        const struct list *l = op == OP_XOR ? &opt.sources
+          : op == OP_GEN ? &opt.disks : &opt.rmw_disks;
+
+        if (!opt.ops[op])
+          continue;
+        for (unsigned int i = 0; i < l->n; i++)
+          for (int lay = 0; lay < 2; lay++) {
+            bool want = opt.layout[lay]
+              || (!opt.layout_set && op == OP_RMW);
+
+            if (want)
+              run_group (op, l->v[i], opt.sizes.v[s], m, lay);
+          }
+      }
+    }
+  print_targets ();
+  if (opt.format == FMT_JSON)
+    printf ("\n  ]\n}\n");
+  free (dram_pool);
+  return EXIT_SUCCESS;
+}
