@@ -83,6 +83,8 @@ struct stripe_cache {
   uint8_t *zero;                /* one chunk of zeroes, never written */
 
   pthread_mutex_t lock;
+  uint8_t **spare;              /* buffers of freed heads, for reuse */
+  size_t nspare, spare_cap;
   struct stripe_head **hash;
   size_t hash_mask;
   struct stripe_head lru;       /* list head: lru.lru_next is the oldest */
@@ -140,13 +142,31 @@ stripe_cache_create (const struct geometry *g, struct member **members,
   return c;
 }
 
+/* Called with c->lock held.  A head's buffer is kept for the next head
+ * rather than freed: fresh memory costs a page fault per page on first
+ * touch and munmap a TLB shootdown, which made every new row several times
+ * slower than the I/O it did.  Buffers are freed only with the cache.
+ */
 static void
 head_free (struct stripe_cache *c, struct stripe_head *sh)
 {
-  if (sh->buf)
+  if (sh->buf) {
     c->used -= c->head_bytes;
+    if (c->nspare == c->spare_cap) {
+      size_t cap = c->spare_cap ? 2 * c->spare_cap : 16;
+      uint8_t **p = realloc (c->spare, cap * sizeof *p);
+
+      if (p) {
+        c->spare = p;
+        c->spare_cap = cap;
+      }
+    }
+    if (c->nspare < c->spare_cap)
+      c->spare[c->nspare++] = sh->buf;
+    else
+      free (sh->buf);
+  }
   pthread_mutex_destroy (&sh->lock);
-  free (sh->buf);
   free (sh->valid);
   free (sh);
 }
@@ -173,6 +193,9 @@ stripe_cache_destroy (struct stripe_cache *c)
     hash_remove (c, sh);
     head_free (c, sh);
   }
+  while (c->nspare)
+    free (c->spare[--c->nspare]);
+  free (c->spare);
   pthread_mutex_destroy (&c->lock);
   free (c->hash);
   free (c->zero);
@@ -285,13 +308,18 @@ head_buffers (struct stripe_cache *c, struct stripe_head *sh)
 {
   if (sh->buf)
     return 0;
-  sh->buf = aligned_alloc (PAGE, c->head_bytes);
-  if (sh->buf == NULL)
-    return -1;
-  stripe_head_invalidate (c, sh);
   pthread_mutex_lock (&c->lock);
+  if (c->nspare)
+    sh->buf = c->spare[--c->nspare];
   c->used += c->head_bytes;
   pthread_mutex_unlock (&c->lock);
+  if (sh->buf == NULL && (sh->buf = aligned_alloc (PAGE, c->head_bytes)) == NULL) {
+    pthread_mutex_lock (&c->lock);
+    c->used -= c->head_bytes;
+    pthread_mutex_unlock (&c->lock);
+    return -1;
+  }
+  stripe_head_invalidate (c, sh);
   return 0;
 }
 

@@ -1,0 +1,20 @@
+#!/bin/sh
+# Install everything nbdkit-raid needs to build, test and benchmark on
+# Debian 12, from Debian's own packages.  Run as root.
+set -e
+
+packages="
+  build-essential autoconf automake libtool pkg-config perl
+  nbdkit nbdkit-plugin-dev liburing-dev libnbd-dev libnbd-bin python3-libnbd
+  check libisal-dev libsimde-dev
+  qemu-utils fio valgrind
+"
+
+export DEBIAN_FRONTEND=noninteractive
+apt-get update
+# shellcheck disable=SC2086
+apt-get install -y --no-install-recommends $packages
+
+if [ -x "$(dirname "$0")/../tests/cross/install-deps.sh" ]; then
+  "$(dirname "$0")/../tests/cross/install-deps.sh"
+fi
