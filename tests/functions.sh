@@ -99,6 +99,11 @@ if [ ! -f "$RAID_PLUGIN" ]; then
     exit 77
 fi
 
+# Work on a private copy of the plugin: a rebuild while the test runs
+# (libtool relinks in place) must not pull it from under nbdkit.
+cp "$RAID_PLUGIN" "$tmpdir/nbdkit-raid-plugin.so"
+RAID_PLUGIN=$tmpdir/nbdkit-raid-plugin.so
+
 # make_members N SIZE [NAME]: N sparse files $tmpdir/NAME0.. (NAME
 # defaults to m), all SIZE bytes (any size truncate(1) accepts), listed
 # in role order in the array ${members[@]}.

@@ -13,5 +13,13 @@ endif
 # qemu clients, and an independent parity checker (raidcheck.py) that reads
 # the member files.  functions.sh holds their helpers.
 EXTRA_DIST += raidcheck.py
+TESTS += test-raid-dump-plugin.sh
+EXTRA_DIST += test-raid-dump-plugin.sh
+TESTS += test-raid-bad-input.sh
+EXTRA_DIST += test-raid-bad-input.sh
 TESTS += test-raid-shadow.sh
 EXTRA_DIST += test-raid-shadow.sh
+TESTS += test-raid-concurrent.sh
+EXTRA_DIST += test-raid-concurrent.sh
+TESTS += test-raid-qemu.sh
+EXTRA_DIST += test-raid-qemu.sh
