@@ -1,0 +1,950 @@
+/* Unit tests for libparity (parity/parity.h).
+ *
+ * What is tested.  Every implementation that parity_impls() lists for this
+ * CPU gets a Check test case of its own (named after it, so a failure says
+ * which kernel broke), and in it every operation is compared with a
+ * reference written in this file:
+ *   - gen_syndrome for every disk count 4..64 and several up to 256;
+ *   - xor_gen with 1..17, 100, 127 and 128 (the most allowed) sources;
+ *   - xor_syndrome alone against the formula, and md's read-modify-write
+ *     (take the old data out, put the new data in, compare with a full
+ *     regeneration) for every start..stop range at small disk counts and
+ *     random ranges at larger ones;
+ *   - recov_2data for every pair of data disks and recov_datap for every
+ *     data disk at 4, 5, 6, 8, 11, 16 and 24 disks, sampled at 64 and 256.
+ * Lengths are multiples of 64, random and chosen edges (64, 128, 192 and odd
+ * multiples of 64, which no unroll width above 64 bytes divides).  Every
+ * buffer sits at a random 64-byte offset inside an allocation of its own,
+ * with guard bytes on both sides.  Outputs are filled with junk before each
+ * call so that a kernel which writes nothing cannot pass; after each call
+ * every input must be unchanged, and so must the bytes around every output.
+ * A separate test case covers the selection API.
+ *
+ * Why the reference is independent.  It shares no code or table with the
+ * library: GF(2^8) multiplication is shift-and-add modulo 0x11d (tabulated
+ * once at start, for speed), used one byte at a time; Q is the plain sum of
+ * g^i D_i with g^i from repeated multiplication (the library uses Horner's
+ * rule on whole vectors); inverses come from a brute-force search; and
+ * recovery solves the two equations for D_a first (the library solves for
+ * D_b).  The reference is itself checked against published powers of g,
+ * and on every recovery against the data the test wrote before it failed
+ * the disks.
+ *
+ * Reproducing a failure.  The seed is printed at start and in every failure
+ * message; PARITY_TEST_SEED=N repeats a run.  Each test reseeds from N, its
+ * own name and its implementation, so a test run alone (CK_RUN_CASE=avx2x4)
+ * sees the same data as in the full run.  PARITY_TEST_QUICK=1 shrinks the
+ * lengths, for valgrind: PARITY_TEST_QUICK=1 CK_FORK=no valgrind ./test_parity
+ */
+
+#include <config.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include "parity.h"
+
+/* Guard bytes on each side of a buffer, and the largest random shift of a
+ * buffer inside its allocation; multiples of 64 so buffers stay aligned.
+ */
+#define GUARD 64
+#define MAX_SHIFT (7 * 64)
+
+#define ARRAY_SIZE(a) (sizeof (a) / sizeof ((a)[0]))
+
+static uint64_t seed;
+static bool quick;
+static const char *const *impls;
+static const char *initial_impl;        /* chosen at start-up */
+
+/* What the running check is doing, for failure messages. */
+static char what[256];
+
+static void __attribute__ ((format (printf, 1, 2)))
+describe (const char *fmt, ...)
+{
+  va_list ap;
+  int n;
+
+  n = snprintf (what, sizeof what, "impl=%s seed=%" PRIu64 ": ",
+                parity_name (), seed);
+  va_start (ap, fmt);
+  vsnprintf (what + n, sizeof what - n, fmt, ap);
+  va_end (ap);
+}
+
+/* Random numbers: splitmix64, small and the same everywhere. */
+
+static uint64_t rng_state;
+
+static uint64_t
+rng_next (void)
+{
+  uint64_t z = (rng_state += UINT64_C (0x9e3779b97f4a7c15));
+
+  z = (z ^ (z >> 30)) * UINT64_C (0xbf58476d1ce4e5b9);
+  z = (z ^ (z >> 27)) * UINT64_C (0x94d049bb133111eb);
+  return z ^ (z >> 31);
+}
+
+static unsigned int
+rng_below (unsigned int n)
+{
+  return rng_next () % n;
+}
+
+static void
+rng_fill (uint8_t *p, size_t n)
+{
+  for (size_t i = 0; i < n; i += 8) {
+    uint64_t x = rng_next ();
+
+    memcpy (p + i, &x, n - i < 8 ? n - i : 8);
+  }
+}
+
+/* FNV-1a, to give every test its own stream from the one seed. */
+static uint64_t
+hash_string (const char *s)
+{
+  uint64_t h = UINT64_C (0xcbf29ce484222325);
+
+  for (; *s; s++)
+    h = (h ^ (uint8_t) *s) * UINT64_C (0x100000001b3);
+  return h;
+}
+
+/* A length for one check: half the time an edge, else any multiple of 64. */
+static size_t
+random_length (void)
+{
+  static const size_t edges[] = { 64, 128, 192, 320, 448, 960 };
+  unsigned int max_blocks = quick ? 16 : 64;
+
+  if (rng_below (2))
+    return edges[rng_below (ARRAY_SIZE (edges))];
+  return 64 * (1 + rng_below (max_blocks));
+}
+
+/* The reference: byte at a time, no tables from the library. */
+
+static uint8_t ref_product[256][256]; /* ref_mul_bits (a, b), for speed */
+static uint8_t ref_gpow[256];   /* g^i */
+static uint8_t ref_inv[256];    /* 1/x; ref_inv[0] is unused */
+
+/* Shift-and-add: a*b is the XOR of a*x^k for the bits k of b. */
+static uint8_t
+ref_mul_bits (uint8_t a, uint8_t b)
+{
+  unsigned int r = 0, x = a;
+
+  for (; b; b >>= 1) {
+    if (b & 1)
+      r ^= x;
+    x <<= 1;
+    if (x & 0x100)
+      x ^= 0x11d;
+  }
+  return r;
+}
+
+static uint8_t
+ref_mul (uint8_t a, uint8_t b)
+{
+  return ref_product[a][b];
+}
+
+static void
+ref_init (void)
+{
+  uint8_t x = 1;
+
+  for (unsigned int a = 0; a < 256; a++)
+    for (unsigned int b = 0; b < 256; b++)
+      ref_product[a][b] = ref_mul_bits (a, b);
+  for (int i = 0; i < 256; i++) {
+    ref_gpow[i] = x;
+    x = ref_mul (x, 2);
+  }
+  for (unsigned int a = 1; a < 256; a++)
+    for (unsigned int b = 1; b < 256; b++)
+      if (ref_mul (a, b) == 1)
+        ref_inv[a] = b;
+}
+
+static uint8_t
+byte_at (void **ptrs, int i, size_t j)
+{
+  return ((const uint8_t *) ptrs[i])[j];
+}
+
+/* P and Q of byte j over data disks lo..hi, with disks skip_a and skip_b
+ * taken as lost (-1: none).
+ */
+static void
+ref_pq_byte (void **ptrs, int lo, int hi, int skip_a, int skip_b, size_t j,
+             uint8_t *p, uint8_t *q)
+{
+  uint8_t pp = 0, qq = 0;
+
+  for (int i = lo; i <= hi; i++) {
+    if (i == skip_a || i == skip_b)
+      continue;
+    pp ^= byte_at (ptrs, i, j);
+    qq ^= ref_mul (ref_gpow[i], byte_at (ptrs, i, j));
+  }
+  *p = pp;
+  *q = qq;
+}
+
+static void
+ref_syndrome (void **ptrs, int lo, int hi, size_t bytes,
+              uint8_t *p, uint8_t *q)
+{
+  for (size_t j = 0; j < bytes; j++)
+    ref_pq_byte (ptrs, lo, hi, -1, -1, j, &p[j], &q[j]);
+}
+
+/* With px = D_a ^ D_b and qx = g^a D_a ^ g^b D_b:
+ *   qx ^ g^b px = (g^a ^ g^b) D_a.
+ */
+static void
+ref_recov_2data (int disks, size_t bytes, int a, int b, void **ptrs,
+                 uint8_t *da, uint8_t *db)
+{
+  uint8_t denom_inv = ref_inv[ref_gpow[a] ^ ref_gpow[b]];
+
+  for (size_t j = 0; j < bytes; j++) {
+    uint8_t p, q, px, qx;
+
+    ref_pq_byte (ptrs, 0, disks - 3, a, b, j, &p, &q);
+    px = p ^ byte_at (ptrs, disks - 2, j);
+    qx = q ^ byte_at (ptrs, disks - 1, j);
+    da[j] = ref_mul (qx ^ ref_mul (ref_gpow[b], px), denom_inv);
+    db[j] = da[j] ^ px;
+  }
+}
+
+/* qx = g^a D_a, then P is the survivors' P plus D_a. */
+static void
+ref_recov_datap (int disks, size_t bytes, int a, void **ptrs,
+                 uint8_t *da, uint8_t *pout)
+{
+  for (size_t j = 0; j < bytes; j++) {
+    uint8_t p, q;
+
+    ref_pq_byte (ptrs, 0, disks - 3, a, -1, j, &p, &q);
+    da[j] = ref_mul (q ^ byte_at (ptrs, disks - 1, j), ref_inv[ref_gpow[a]]);
+    pout[j] = p ^ da[j];
+  }
+}
+
+/* Buffers between guards. */
+
+enum layout { RAID6, XOR };     /* names blocks in messages */
+
+struct block {
+  uint8_t *mem;                 /* the allocation */
+  uint8_t *saved;               /* its contents before the call under test */
+  size_t size;
+  uint8_t *data;                /* the buffer the library sees, inside mem */
+};
+
+struct stripe {
+  enum layout layout;
+  int n;
+  size_t bytes;
+  struct block *blk;
+  void **ptrs;                  /* blk[i].data */
+};
+
+static void *
+xmalloc (size_t n)
+{
+  void *p = malloc (n);
+
+  if (p == NULL)
+    ck_abort_msg ("malloc (%zu) failed", n);
+  return p;
+}
+
+static uint8_t *
+xmemdup (const void *p, size_t n)
+{
+  return memcpy (xmalloc (n), p, n);
+}
+
+/* N blocks of BYTES each, every byte (guards too) random. */
+static struct stripe *
+stripe_new (enum layout layout, int n, size_t bytes)
+{
+  struct stripe *s = xmalloc (sizeof *s);
+
+  s->layout = layout;
+  s->n = n;
+  s->bytes = bytes;
+  s->blk = xmalloc (n * sizeof s->blk[0]);
+  s->ptrs = xmalloc (n * sizeof s->ptrs[0]);
+  for (int i = 0; i < n; i++) {
+    struct block *b = &s->blk[i];
+    size_t shift = 64 * rng_below (MAX_SHIFT / 64 + 1);
+
+    b->size = GUARD + MAX_SHIFT + bytes + GUARD;
+    b->mem = aligned_alloc (64, b->size);
+    if (b->mem == NULL)
+      ck_abort_msg ("aligned_alloc (%zu) failed", b->size);
+    b->saved = xmalloc (b->size);
+    b->data = b->mem + GUARD + shift;
+    rng_fill (b->mem, b->size);
+    s->ptrs[i] = b->data;
+  }
+  return s;
+}
+
+static void
+stripe_free (struct stripe *s)
+{
+  for (int i = 0; i < s->n; i++) {
+    free (s->blk[i].mem);
+    free (s->blk[i].saved);
+  }
+  free (s->blk);
+  free (s->ptrs);
+  free (s);
+}
+
+static const char *
+block_name (const struct stripe *s, int i, char *buf, size_t len)
+{
+  if (s->layout == RAID6 && i == s->n - 2)
+    return "P";
+  if (s->layout == RAID6 && i == s->n - 1)
+    return "Q";
+  if (s->layout == XOR && i == 0)
+    return "dest";
+  if (s->layout == XOR)
+    snprintf (buf, len, "srcs[%d]", i - 1);
+  else
+    snprintf (buf, len, "D%d", i);
+  return buf;
+}
+
+/* Junk in block i, so the call under test has to write all of it. */
+static void
+stripe_poison (struct stripe *s, int i)
+{
+  rng_fill (s->blk[i].data, s->bytes);
+}
+
+/* Take a copy of every allocation before the call under test. */
+static void
+stripe_snapshot (struct stripe *s)
+{
+  for (int i = 0; i < s->n; i++)
+    memcpy (s->blk[i].saved, s->blk[i].mem, s->blk[i].size);
+}
+
+/* Compare [lo, hi) of a block's allocation with the snapshot. */
+static void
+expect_unchanged (const struct stripe *s, int i, size_t lo, size_t hi,
+                  const char *part)
+{
+  const struct block *b = &s->blk[i];
+  char buf[32];
+
+  for (size_t k = lo; k < hi; k++)
+    if (b->mem[k] != b->saved[k])
+      ck_abort_msg ("%s: %s %s changed at byte %td of the buffer "
+                    "(0x%02x -> 0x%02x)", what,
+                    block_name (s, i, buf, sizeof buf), part,
+                    b->mem + k - b->data, b->saved[k], b->mem[k]);
+}
+
+/* After the call: blocks out_a and out_b (-1: none) may have changed
+ * inside their buffers; nothing else may have.
+ */
+static void
+stripe_expect_untouched (const struct stripe *s, int out_a, int out_b)
+{
+  for (int i = 0; i < s->n; i++) {
+    const struct block *b = &s->blk[i];
+    size_t start = b->data - b->mem;
+
+    if (i == out_a || i == out_b) {
+      expect_unchanged (s, i, 0, start, "guard before");
+      expect_unchanged (s, i, start + s->bytes, b->size, "guard after");
+    }
+    else
+      expect_unchanged (s, i, 0, b->size, "input");
+  }
+}
+
+static void
+expect_bytes (const uint8_t *got, const uint8_t *want, size_t bytes,
+              const char *label)
+{
+  size_t first = bytes, count = 0;
+
+  for (size_t j = 0; j < bytes; j++)
+    if (got[j] != want[j] && count++ == 0)
+      first = j;
+  if (count)
+    ck_abort_msg ("%s: %s: byte %zu is 0x%02x, expected 0x%02x "
+                  "(%zu of %zu bytes wrong)", what, label, first,
+                  got[first], want[first], count, bytes);
+}
+
+static void
+expect_block (const struct stripe *s, int i, const uint8_t *want)
+{
+  char buf[32];
+
+  expect_bytes (s->blk[i].data, want, s->bytes,
+                block_name (s, i, buf, sizeof buf));
+}
+
+/* The checks, one call of the library each (two for read-modify-write). */
+
+static void
+check_gen_syndrome (int disks, size_t bytes)
+{
+  struct stripe *s = stripe_new (RAID6, disks, bytes);
+  uint8_t *p = xmalloc (bytes), *q = xmalloc (bytes);
+
+  describe ("gen_syndrome disks=%d bytes=%zu", disks, bytes);
+  ref_syndrome (s->ptrs, 0, disks - 3, bytes, p, q);
+  stripe_poison (s, disks - 2);
+  stripe_poison (s, disks - 1);
+  stripe_snapshot (s);
+  parity_gen_syndrome (disks, bytes, s->ptrs);
+  stripe_expect_untouched (s, disks - 2, disks - 1);
+  expect_block (s, disks - 2, p);
+  expect_block (s, disks - 1, q);
+  free (p);
+  free (q);
+  stripe_free (s);
+}
+
+static void
+check_xor_gen (unsigned int src_cnt, size_t bytes)
+{
+  struct stripe *s = stripe_new (XOR, src_cnt + 1, bytes);
+  uint8_t *want = xmemdup (s->ptrs[0], bytes);
+
+  describe ("xor_gen src_cnt=%u bytes=%zu", src_cnt, bytes);
+  for (unsigned int i = 1; i <= src_cnt; i++)
+    for (size_t j = 0; j < bytes; j++)
+      want[j] ^= byte_at (s->ptrs, i, j);
+  stripe_snapshot (s);
+  parity_xor_gen (s->ptrs[0], s->ptrs + 1, src_cnt, bytes);
+  stripe_expect_untouched (s, 0, -1);
+  expect_block (s, 0, want);
+  free (want);
+  stripe_free (s);
+}
+
+/* xor_syndrome on a stripe, checking that only P and Q change. */
+static void
+call_xor_syndrome (struct stripe *s, int start, int stop)
+{
+  stripe_snapshot (s);
+  parity_xor_syndrome (s->n, start, stop, s->bytes, s->ptrs);
+  stripe_expect_untouched (s, s->n - 2, s->n - 1);
+}
+
+/* On its own, with P and Q whatever they were: P ^= sum D_i, Q ^= sum
+ * g^i D_i for i in start..stop.
+ */
+static void
+check_xor_syndrome (int disks, int start, int stop, size_t bytes)
+{
+  struct stripe *s = stripe_new (RAID6, disks, bytes);
+  uint8_t *p = xmalloc (bytes), *q = xmalloc (bytes);
+
+  describe ("xor_syndrome disks=%d start=%d stop=%d bytes=%zu",
+            disks, start, stop, bytes);
+  ref_syndrome (s->ptrs, start, stop, bytes, p, q);
+  for (size_t j = 0; j < bytes; j++) {
+    p[j] ^= byte_at (s->ptrs, disks - 2, j);
+    q[j] ^= byte_at (s->ptrs, disks - 1, j);
+  }
+  call_xor_syndrome (s, start, stop);
+  expect_block (s, disks - 2, p);
+  expect_block (s, disks - 1, q);
+  free (p);
+  free (q);
+  stripe_free (s);
+}
+
+/* md's read-modify-write: from correct P and Q, take the old D_start..
+ * D_stop out, write new data, put it in; P and Q must then be those of the
+ * new stripe.
+ */
+static void
+check_rmw (int disks, int start, int stop, size_t bytes)
+{
+  struct stripe *s = stripe_new (RAID6, disks, bytes);
+  uint8_t *p = xmalloc (bytes), *q = xmalloc (bytes);
+
+  describe ("xor_syndrome read-modify-write disks=%d start=%d stop=%d "
+            "bytes=%zu", disks, start, stop, bytes);
+  ref_syndrome (s->ptrs, 0, disks - 3, bytes,
+                s->blk[disks - 2].data, s->blk[disks - 1].data);
+  call_xor_syndrome (s, start, stop);
+  for (int i = start; i <= stop; i++)
+    stripe_poison (s, i);
+  call_xor_syndrome (s, start, stop);
+  ref_syndrome (s->ptrs, 0, disks - 3, bytes, p, q);
+  expect_block (s, disks - 2, p);
+  expect_block (s, disks - 1, q);
+  free (p);
+  free (q);
+  stripe_free (s);
+}
+
+/* A stripe with correct P and Q from the reference. */
+static struct stripe *
+consistent_stripe (int disks, size_t bytes)
+{
+  struct stripe *s = stripe_new (RAID6, disks, bytes);
+
+  ref_syndrome (s->ptrs, 0, disks - 3, bytes,
+                s->blk[disks - 2].data, s->blk[disks - 1].data);
+  return s;
+}
+
+static void
+check_recov_2data (int disks, int a, int b, size_t bytes)
+{
+  struct stripe *s = consistent_stripe (disks, bytes);
+  uint8_t *orig_a = xmemdup (s->ptrs[a], bytes);
+  uint8_t *orig_b = xmemdup (s->ptrs[b], bytes);
+  uint8_t *ref_a = xmalloc (bytes), *ref_b = xmalloc (bytes);
+
+  describe ("recov_2data disks=%d faila=%d failb=%d bytes=%zu",
+            disks, a, b, bytes);
+  stripe_poison (s, a);
+  stripe_poison (s, b);
+  ref_recov_2data (disks, bytes, a, b, s->ptrs, ref_a, ref_b);
+  expect_bytes (ref_a, orig_a, bytes, "reference D_a (bug in the test)");
+  expect_bytes (ref_b, orig_b, bytes, "reference D_b (bug in the test)");
+  stripe_snapshot (s);
+  parity_recov_2data (disks, bytes, a, b, s->ptrs);
+  stripe_expect_untouched (s, a, b);
+  expect_block (s, a, orig_a);
+  expect_block (s, b, orig_b);
+  free (orig_a);
+  free (orig_b);
+  free (ref_a);
+  free (ref_b);
+  stripe_free (s);
+}
+
+static void
+check_recov_datap (int disks, int a, size_t bytes)
+{
+  struct stripe *s = consistent_stripe (disks, bytes);
+  uint8_t *orig_a = xmemdup (s->ptrs[a], bytes);
+  uint8_t *orig_p = xmemdup (s->ptrs[disks - 2], bytes);
+  uint8_t *ref_a = xmalloc (bytes), *ref_p = xmalloc (bytes);
+
+  describe ("recov_datap disks=%d faila=%d bytes=%zu", disks, a, bytes);
+  stripe_poison (s, a);
+  stripe_poison (s, disks - 2);
+  ref_recov_datap (disks, bytes, a, s->ptrs, ref_a, ref_p);
+  expect_bytes (ref_a, orig_a, bytes, "reference D_a (bug in the test)");
+  expect_bytes (ref_p, orig_p, bytes, "reference P (bug in the test)");
+  stripe_snapshot (s);
+  parity_recov_datap (disks, bytes, a, s->ptrs);
+  stripe_expect_untouched (s, a, disks - 2);
+  expect_block (s, a, orig_a);
+  expect_block (s, disks - 2, orig_p);
+  free (orig_a);
+  free (orig_p);
+  free (ref_a);
+  free (ref_p);
+  stripe_free (s);
+}
+
+/* Per-implementation tests; _i indexes impls[]. */
+
+/* Select the implementation and give the test its own random stream. */
+static void
+test_begin (int impl, const char *test)
+{
+  rng_state = seed ^ hash_string (test) ^ hash_string (impls[impl]);
+  ck_assert_msg (parity_use (impls[impl]) == 0, "parity_use (\"%s\"): %s",
+                 impls[impl], strerror (errno));
+  ck_assert_str_eq (parity_name (), impls[impl]);
+}
+
+/* Disk counts beyond 64, up to the limit of 256. */
+static const int big_disks[] = { 65, 100, 127, 128, 129, 200, 255, 256 };
+
+START_TEST (test_gen_syndrome)
+{
+  static const size_t edges[] = { 64, 128, 192, 256, 320, 448, 576, 960 };
+
+  test_begin (_i, __func__);
+  for (int disks = 4; disks <= 64; disks++) {
+    check_gen_syndrome (disks, edges[disks % ARRAY_SIZE (edges)]);
+    check_gen_syndrome (disks, random_length ());
+  }
+  for (size_t k = 0; k < ARRAY_SIZE (big_disks); k++)
+    check_gen_syndrome (big_disks[k], random_length ());
+}
+END_TEST
+
+START_TEST (test_xor_gen)
+{
+  static const unsigned int many[] = { 17, 100, 127, 128 };
+
+  test_begin (_i, __func__);
+  for (unsigned int n = 1; n <= 16; n++) {
+    check_xor_gen (n, 64 * (1 + n % 3));
+    check_xor_gen (n, random_length ());
+  }
+  for (size_t k = 0; k < ARRAY_SIZE (many); k++)
+    check_xor_gen (many[k], random_length ());
+}
+END_TEST
+
+/* A random disk count from 4..64 or big_disks. */
+static int
+random_disks (void)
+{
+  if (rng_below (4) == 0)
+    return big_disks[rng_below (ARRAY_SIZE (big_disks))];
+  return 4 + rng_below (61);
+}
+
+START_TEST (test_xor_syndrome)
+{
+  test_begin (_i, __func__);
+  for (int k = 0; k < 50; k++) {
+    int disks = random_disks ();
+    int stop = rng_below (disks - 2);
+    int start = rng_below (stop + 1);
+
+    check_xor_syndrome (disks, start, stop, random_length ());
+  }
+}
+END_TEST
+
+START_TEST (test_xor_syndrome_rmw)
+{
+  test_begin (_i, __func__);
+  /* Every range at small disk counts: the edges (start 0, stop the last
+   * data disk, one disk) are where Horner's skipped steps go wrong.
+   */
+  for (int disks = 4; disks <= 10; disks++)
+    for (int stop = 0; stop <= disks - 3; stop++)
+      for (int start = 0; start <= stop; start++)
+        check_rmw (disks, start, stop, random_length ());
+  for (int k = 0; k < 30; k++) {
+    int disks = random_disks ();
+    int stop = rng_below (disks - 2);
+    int start = rng_below (stop + 1);
+
+    check_rmw (disks, start, stop, random_length ());
+  }
+}
+END_TEST
+
+/* Disk counts where every failure is tried. */
+static const int recov_disks[] = { 4, 5, 6, 8, 11, 16, 24 };
+/* Disk counts where failures are sampled: corners, then random. */
+static const int sampled_disks[] = { 64, 256 };
+#define SAMPLES 24
+
+/* A length for a recovery check; smaller on average, there are many. */
+static size_t
+recov_length (void)
+{
+  size_t len = random_length ();
+
+  return len > 1024 ? 64 * (1 + len / 64 % 16) : len;
+}
+
+START_TEST (test_recov_2data)
+{
+  test_begin (_i, __func__);
+  for (size_t k = 0; k < ARRAY_SIZE (recov_disks); k++) {
+    int disks = recov_disks[k];
+
+    for (int a = 0; a < disks - 2; a++)
+      for (int b = a + 1; b < disks - 2; b++)
+        check_recov_2data (disks, a, b, recov_length ());
+  }
+  for (size_t k = 0; k < ARRAY_SIZE (sampled_disks); k++) {
+    int disks = sampled_disks[k], last = disks - 3;
+
+    check_recov_2data (disks, 0, 1, recov_length ());
+    check_recov_2data (disks, 0, last, recov_length ());
+    check_recov_2data (disks, last - 1, last, recov_length ());
+    for (int n = 0; n < SAMPLES; n++) {
+      int a = rng_below (last);
+      int b = a + 1 + rng_below (last - a);
+
+      check_recov_2data (disks, a, b, recov_length ());
+    }
+  }
+}
+END_TEST
+
+START_TEST (test_recov_datap)
+{
+  test_begin (_i, __func__);
+  for (size_t k = 0; k < ARRAY_SIZE (recov_disks); k++) {
+    int disks = recov_disks[k];
+
+    for (int a = 0; a < disks - 2; a++)
+      check_recov_datap (disks, a, recov_length ());
+  }
+  for (size_t k = 0; k < ARRAY_SIZE (sampled_disks); k++) {
+    int disks = sampled_disks[k];
+
+    check_recov_datap (disks, 0, recov_length ());
+    check_recov_datap (disks, disks - 3, recov_length ());
+    for (int n = 0; n < SAMPLES; n++)
+      check_recov_datap (disks, rng_below (disks - 2), recov_length ());
+  }
+}
+END_TEST
+
+/* The reference checked against published values. */
+
+START_TEST (test_reference)
+{
+  /* The first powers of 2 modulo 0x11d, as tabulated for RAID-6 and
+   * Reed-Solomon codes over this field.
+   */
+  static const uint8_t gpow[] = {
+    1, 2, 4, 8, 16, 32, 64, 128, 29, 58, 116, 232, 205, 135, 19, 38,
+  };
+  bool seen[256] = { false };
+
+  for (size_t i = 0; i < ARRAY_SIZE (gpow); i++)
+    ck_assert_uint_eq (ref_gpow[i], gpow[i]);
+  /* g generates the multiplicative group: g^0..g^254 all differ. */
+  for (int i = 0; i < 255; i++) {
+    ck_assert_msg (!seen[ref_gpow[i]], "g^%d repeats", i);
+    seen[ref_gpow[i]] = true;
+  }
+  ck_assert_uint_eq (ref_gpow[255], 1);
+  for (unsigned int a = 1; a < 256; a++)
+    if (ref_mul (a, ref_inv[a]) != 1)
+      ck_abort_msg ("ref_inv[0x%02x] is wrong", a);
+  /* Distributive and commutative, so shift-and-add is a field product.
+   * (Plain ifs: every passing ck_assert costs Check a write.)
+   */
+  rng_state = seed;
+  for (int k = 0; k < 10000; k++) {
+    uint8_t a = rng_next (), b = rng_next (), c = rng_next ();
+
+    if (ref_mul_bits (a, b ^ c) != (ref_mul_bits (a, b) ^ ref_mul_bits (a, c))
+        || ref_mul_bits (a, b) != ref_mul_bits (b, a))
+      ck_abort_msg ("ref_mul_bits is not a field product at "
+                    "a=0x%02x b=0x%02x c=0x%02x", a, b, c);
+  }
+}
+END_TEST
+
+/* The selection API. */
+
+static size_t
+count_impls (void)
+{
+  size_t n = 0;
+
+  while (impls[n] != NULL)
+    n++;
+  return n;
+}
+
+static bool
+have_impl (const char *name)
+{
+  for (size_t i = 0; impls[i] != NULL; i++)
+    if (strcmp (impls[i], name) == 0)
+      return true;
+  return false;
+}
+
+
+START_TEST (test_impls_list)
+{
+  size_t n = count_impls ();
+
+  ck_assert_uint_gt (n, 0);
+  ck_assert_msg (have_impl ("generic"), "\"generic\" is not listed");
+  ck_assert_msg (have_impl (parity_name ()),
+                 "the implementation in use, %s, is not listed",
+                 parity_name ());
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = i + 1; j < n; j++)
+      ck_assert_str_ne (impls[i], impls[j]);
+  ck_assert_ptr_eq (parity_impls (), impls);
+}
+END_TEST
+
+START_TEST (test_use_each)
+{
+  for (size_t i = 0; impls[i] != NULL; i++) {
+    ck_assert_int_eq (parity_use (impls[i]), 0);
+    ck_assert_str_eq (parity_name (), impls[i]);
+  }
+}
+END_TEST
+
+START_TEST (test_use_unknown)
+{
+  static const char *const bad[] = {
+    "no-such-impl", "", "GENERIC", "generic ", "avx2x3", "sse2x",
+  };
+
+  ck_assert_int_eq (parity_use ("generic"), 0);
+  for (size_t i = 0; i < ARRAY_SIZE (bad); i++) {
+    errno = 0;
+    ck_assert_int_eq (parity_use (bad[i]), -1);
+    ck_assert_msg (errno == ENOENT, "parity_use (\"%s\"): errno %d, "
+                   "expected ENOENT", bad[i], errno);
+    ck_assert_str_eq (parity_name (), "generic");
+  }
+}
+END_TEST
+
+/* Family names; a family's implementations are named FAMILY + "x" + unroll. */
+static const char *const families[] = {
+  "generic", "sse2", "avx2", "avx512", "simde_avx512", "neon", "sve",
+};
+
+/* The family of implementation NAME, or NULL. */
+static const char *
+family_of (const char *name)
+{
+  for (size_t i = 0; i < ARRAY_SIZE (families); i++) {
+    size_t len = strlen (families[i]);
+
+    if (strncmp (name, families[i], len) == 0
+        && (name[len] == '\0' || name[len] == 'x'))
+      return families[i];
+  }
+  return NULL;
+}
+
+static bool
+have_family (const char *family)
+{
+  for (size_t i = 0; impls[i] != NULL; i++)
+    if (family_of (impls[i]) == family)
+      return true;
+  return false;
+}
+
+START_TEST (test_use_family)
+{
+  for (size_t i = 0; i < ARRAY_SIZE (families); i++) {
+    const char *f = families[i];
+
+    ck_assert_int_eq (parity_use ("generic"), 0);
+    errno = 0;
+    if (have_family (f)) {
+      ck_assert_msg (parity_use (f) == 0, "parity_use (\"%s\"): %s",
+                     f, strerror (errno));
+      ck_assert_msg (have_impl (parity_name ())
+                     && family_of (parity_name ()) == f,
+                     "parity_use (\"%s\") selected %s", f, parity_name ());
+      /* The start-up choice is its family's preferred variant, which is
+       * what the family name stands for.
+       */
+      if (!getenv ("PARITY_IMPL") && family_of (initial_impl) == f)
+        ck_assert_str_eq (parity_name (), initial_impl);
+    }
+    else {
+      /* Not runnable here: not built (ENOENT) or not for this CPU. */
+      ck_assert_int_eq (parity_use (f), -1);
+      ck_assert (errno == ENOENT || errno == ENOTSUP);
+      ck_assert_str_eq (parity_name (), "generic");
+    }
+  }
+}
+END_TEST
+
+static uint64_t
+choose_seed (void)
+{
+  const char *env = getenv ("PARITY_TEST_SEED");
+  struct timespec ts;
+
+  if (env && *env)
+    return strtoull (env, NULL, 0);
+  clock_gettime (CLOCK_REALTIME, &ts);
+  return ((uint64_t) ts.tv_sec * 1000000000 + ts.tv_nsec)
+         ^ (uint64_t) getpid ();
+}
+
+static Suite *
+parity_suite (void)
+{
+  Suite *s = suite_create ("parity");
+  TCase *tc;
+
+  tc = tcase_create ("api");
+  tcase_add_test (tc, test_impls_list);
+  tcase_add_test (tc, test_use_each);
+  tcase_add_test (tc, test_use_unknown);
+  tcase_add_test (tc, test_use_family);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("reference");
+  tcase_add_test (tc, test_reference);
+  suite_add_tcase (s, tc);
+
+  /* One test case per implementation; the loop index selects it. */
+  for (int i = 0; impls[i] != NULL; i++) {
+    tc = tcase_create (impls[i]);
+    tcase_set_timeout (tc, 120);
+    tcase_add_loop_test (tc, test_gen_syndrome, i, i + 1);
+    tcase_add_loop_test (tc, test_xor_gen, i, i + 1);
+    tcase_add_loop_test (tc, test_xor_syndrome, i, i + 1);
+    tcase_add_loop_test (tc, test_xor_syndrome_rmw, i, i + 1);
+    tcase_add_loop_test (tc, test_recov_2data, i, i + 1);
+    tcase_add_loop_test (tc, test_recov_datap, i, i + 1);
+    suite_add_tcase (s, tc);
+  }
+  return s;
+}
+
+int
+main (void)
+{
+  const char *q = getenv ("PARITY_TEST_QUICK");
+  SRunner *sr;
+  int failed;
+
+  seed = choose_seed ();
+  quick = q && *q && strcmp (q, "0") != 0;
+  printf ("test_parity: seed=%" PRIu64 "%s (PARITY_TEST_SEED repeats it)\n",
+          seed, quick ? ", quick" : "");
+  fflush (stdout);
+
+  ref_init ();
+  impls = parity_impls ();
+  initial_impl = parity_name ();
+  sr = srunner_create (parity_suite ());
+  srunner_run_all (sr, CK_NORMAL);
+  failed = srunner_ntests_failed (sr);
+  srunner_free (sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
