@@ -4,12 +4,15 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "member.h"
 
 struct member *
 member_open (const char *name, bool direct)
 {
+  if (member_is_uri (name))
+    return member_nbd_open (name);
   return member_file_open (name, direct);
 }
 
@@ -23,7 +26,10 @@ member_close (struct member *m)
 bool
 member_same (const struct member *a, const struct member *b)
 {
-  return a->ops == b->ops && member_file_same (a, b);
+  if (a->ops != b->ops)
+    return false;
+  return strcmp (a->ops->kind, "nbd") == 0 ? member_nbd_same (a, b)
+    : member_file_same (a, b);
 }
 
 /* Hand each backend the requests for its members, in one call each, so

@@ -5,8 +5,9 @@
  * whole batch to member_io_run(), which gives each backend its share at
  * once, so a stripe's reads (or writes) on all members are in flight
  * together.  A backend is a struct member_ops: the file backend
- * (member_file.c, files and block devices through io_uring) today, remote
- * NBD exports (libnbd) later, mixed freely in one array.
+ * (member_file.c, files and block devices through io_uring) and the NBD
+ * backend (member_nbd.c, remote exports through libnbd), mixed freely in
+ * one array.
  *
  * Errors are per request: member_io_run() completes every request it can,
  * sets err (an errno value) on each one that failed, and returns -1 with
@@ -56,7 +57,7 @@ struct member {
   void *priv;                   /* the backend's */
 };
 
-/* Open NAME (a file or block device path) for an array.  On error calls
+/* Open NAME (a file or block device path, or an NBD URI) for an array.  On error calls
  * nbdkit_error naming the member and returns NULL.
  */
 struct member *member_open (const char *name, bool direct);
@@ -71,5 +72,12 @@ int member_io_run (struct member_io *ios, size_t n);
 struct member *member_file_open (const char *path, bool direct);
 bool member_file_same (const struct member *a, const struct member *b);
 const char *member_file_uring_features (void);
+
+/* The NBD backend (libnbd), for member.c and the plugin's parameters. */
+bool member_is_uri (const char *name);
+struct member *member_nbd_open (const char *uri);
+bool member_nbd_same (const struct member *a, const struct member *b);
+/* Abandon a batch on a member after this long (default 30 s). */
+void member_nbd_set_timeout (int ms);
 
 #endif /* RAID_MEMBER_H */

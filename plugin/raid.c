@@ -103,6 +103,17 @@ raid_config (const char *key, const char *value)
   }
   else if (strcmp (key, "parity") == 0)
     parity_impl = value;
+  else if (strcmp (key, "member-timeout") == 0) {
+    char *end;
+    double s = strtod (value, &end);
+
+    if (end == value || *end || !(s > 0 && s <= 86400)) {
+      nbdkit_error ("member-timeout=%s: must be a number of seconds, "
+                    "0 < t <= 86400", value);
+      return -1;
+    }
+    member_nbd_set_timeout (s * 1000);
+  }
   else {
     nbdkit_error ("unknown parameter '%s'", key);
     return -1;
@@ -130,13 +141,15 @@ raid_config_complete (void)
 
 #define raid_config_help \
   "level=5|6               RAID level (default 6).\n" \
-  "disk=PATH               A member, repeated in role order (files or block devices).\n" \
+  "disk=PATH|URI           A member, repeated in role order: a file, a block\n" \
+  "                        device or an NBD URI (nbd://, nbd+unix://).\n" \
   "chunk=SIZE              Chunk size, power of two >= 4K (default 512K).\n" \
   "layout=NAME             md layout (default left-symmetric).\n" \
   "data-offset=SIZE        Where array data starts on each member (default 0).\n" \
   "cache=SIZE              Stripe cache budget (default 64M).\n" \
   "direct=BOOL             Open members with O_DIRECT (default false).\n" \
-  "parity=NAME             Force a parity implementation."
+  "parity=NAME             Force a parity implementation.\n" \
+  "member-timeout=SECONDS  Fail an NBD member's requests after this (default 30)."
 
 static void
 raid_dump_plugin (void)
@@ -233,7 +246,7 @@ static struct nbdkit_plugin plugin = {
   .name = "raid",
   .longname = "nbdkit RAID-5/6 plugin",
   .version = PACKAGE_VERSION,
-  .description = "Serve a RAID-5 or RAID-6 array of files or block devices.",
+  .description = "Serve a RAID-5 or RAID-6 array of files, block devices or NBD exports.",
   .unload = raid_unload,
   .config = raid_config,
   .config_complete = raid_config_complete,
