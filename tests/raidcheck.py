@@ -234,7 +234,7 @@ def self_test():
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--level", type=int, choices=(5, 6))
-    ap.add_argument("--layout", choices=sorted(LAYOUTS), default="ls")
+    ap.add_argument("--layout", choices=sorted(LAYOUTS), default="left-symmetric")
     ap.add_argument("--chunk", type=parse_size)
     ap.add_argument("--data-offset", type=parse_size, default=0)
     ap.add_argument("--image", help="write the array's data here")

@@ -39,6 +39,15 @@ row = int(os.environ["ROW"])
 size = h.get_size()
 want_size = int(os.environ["WANT_SIZE"])
 assert size == want_size, "array size %d, expected %d" % (size, want_size)
+# Advertised block sizes (design: minimum 512, preferred one full data
+# row when NBD's power-of-two rule allows, else one chunk; maximum 64M).
+bmin, bpref, bmax = (h.get_block_size(k) for k in
+                     (nbd.SIZE_MINIMUM, nbd.SIZE_PREFERRED, nbd.SIZE_MAXIMUM))
+assert bmin == 512, "minimum block size %d" % bmin
+assert bpref & (bpref - 1) == 0, "preferred block size %d" % bpref
+assert bpref == (row if row & (row - 1) == 0 else chunk), \
+    "preferred block size %d (row %d, chunk %d)" % (bpref, row, chunk)
+assert bmax == 64 << 20, "maximum block size %d" % bmax
 shadow = bytearray(size)
 counts = {"write": 0, "fua": 0, "zero": 0, "trim": 0, "read": 0, "flush": 0}
 
