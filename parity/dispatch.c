@@ -23,11 +23,29 @@
 #include "parity.h"
 #include "internal.h"
 
+#ifdef PARITY_HAVE_SIMDE_AVX512
+/* Test builds only (libparity_test.la): avx512.c compiled against SIMDe. */
+extern const struct parity_family parity_family_simde_avx512;
+#endif
+
 static const struct parity_family *const families[] = {
+#ifdef PARITY_HAVE_SIMDE_AVX512
+  /* Emulated in portable C, so the slowest of all: never chosen by default. */
+  &parity_family_simde_avx512,
+#endif
   &parity_family_generic,
 #ifdef __x86_64__
   &parity_family_sse2,
   &parity_family_avx2,
+#endif
+#ifdef HAVE_PARITY_AVX512
+  &parity_family_avx512,
+#endif
+#ifdef __aarch64__
+  &parity_family_neon,
+#endif
+#ifdef HAVE_PARITY_SVE
+  &parity_family_sve,
 #endif
 };
 #define NR_FAMILIES (sizeof families / sizeof families[0])
