@@ -11,7 +11,15 @@
  * straight to the data members, all of a request's pieces in one batch
  * (member_io_run) and straight into the client's buffer.  No lock is
  * needed: a write changes only the data it was asked to write and the
- * parity, which reads do not look at.
+ * parity, which reads do not look at.  A piece on a failed member (or one
+ * whose read fails, which fails the member) is read through the stripe
+ * cache instead, which rebuilds it from the other members under the row's
+ * lock, so that no write can change the row half way through.
+ *
+ * Failures.  Any error from a member but EOPNOTSUPP fails that member for
+ * good (member_fail); the array goes on degraded while no more members
+ * have failed than the level tolerates (1 for RAID-5, 2 for RAID-6), and
+ * after that every request fails with EIO.
  *
  * Writes go row by row through the stripe cache (stripe.c), which holds the
  * row's lock while it reads what it needs, updates P/Q and writes.  A thread
@@ -64,7 +72,7 @@ smallest_member (const struct array *a, int *which)
   uint64_t min = UINT64_MAX;
 
   for (int i = 0; i < a->nmembers; i++)
-    if (a->members[i]->size < min) {
+    if (!member_failed (a->members[i]) && a->members[i]->size < min) {
       min = a->members[i]->size;
       *which = i;
     }
@@ -96,6 +104,13 @@ array_open (const struct array_config *cfg)
     goto err;
   }
 
+  if (array_failed_members (a) > array_tolerance (a)) {
+    nbdkit_error ("raid: %d members are missing, RAID-%d can serve with at "
+                  "most %d", array_failed_members (a), a->g.level,
+                  array_tolerance (a));
+    goto err;
+  }
+
   a->cache = stripe_cache_create (&a->g, a->members, cfg->cache_bytes);
   if (a->cache == NULL) {
     nbdkit_error ("stripe cache: %m");
@@ -106,6 +121,38 @@ array_open (const struct array_config *cfg)
  err:
   array_close (a);
   return NULL;
+}
+
+int
+array_tolerance (const struct array *a)
+{
+  return a->g.level == 6 ? 2 : 1;
+}
+
+int
+array_failed_members (const struct array *a)
+{
+  int n = 0;
+
+  for (int i = 0; i < a->nmembers; i++)
+    n += member_failed (a->members[i]);
+  return n;
+}
+
+/* Fail the members whose requests failed (except for EOPNOTSUPP, which
+ * is a missing feature, not a broken member).  0 if the array can still
+ * serve, else -1 with errno EIO.
+ */
+static int
+fail_members (struct array *a, const struct member_io *ios, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (ios[i].err && ios[i].err != EOPNOTSUPP)
+      member_fail (ios[i].member, ios[i].err);
+  if (array_failed_members (a) <= array_tolerance (a))
+    return 0;
+  errno = EIO;
+  return -1;
 }
 
 void
@@ -149,10 +196,46 @@ read_bounced (struct member *m, void *buf, uint64_t len, uint64_t off)
   return r;
 }
 
+/* A piece whose member has failed is read through the stripe cache, which
+ * reconstructs it from the other members under the row's lock.
+ */
+static int
+read_degraded (struct array *a, void *buf, uint64_t len, uint64_t offset)
+{
+  const uint64_t row = a->g.stripe_data_bytes;
+  struct stripe_head *sh = stripe_cache_get (a->cache, offset / row);
+  int r;
+
+  if (sh == NULL)
+    return -1;
+  r = stripe_read (a->cache, sh, offset % row, len, buf);
+  stripe_cache_put (a->cache, sh);
+  return r;
+}
+
+/* Run a batch of direct reads; pieces that failed are failed members,
+ * and are read again degraded.
+ */
+static int
+run_reads (struct array *a, struct member_io *ios, const uint64_t *where,
+           size_t n)
+{
+  if (n == 0 || member_io_run (ios, n) == 0)
+    return 0;
+  if (fail_members (a, ios, n) == -1)
+    return -1;
+  for (size_t i = 0; i < n; i++)
+    if (ios[i].err &&
+        read_degraded (a, ios[i].buf, ios[i].len, where[i]) == -1)
+      return -1;
+  return 0;
+}
+
 int
 array_read (struct array *a, void *buf, uint64_t count, uint64_t offset)
 {
   struct member_io ios[READ_BATCH];
+  uint64_t where[READ_BATCH];   /* array offset of each piece */
   struct stripe_map map;
   uint64_t mapped = UINT64_MAX;
   uint8_t *p = buf;
@@ -163,6 +246,7 @@ array_read (struct array *a, void *buf, uint64_t count, uint64_t offset)
     uint64_t len;
     struct member *m;
     uint64_t moff;
+    int r = 0;
 
     geometry_locate (&a->g, offset, &loc);
     len = a->g.chunk - loc.within;
@@ -175,25 +259,30 @@ array_read (struct array *a, void *buf, uint64_t count, uint64_t offset)
     m = a->members[map.data_member[loc.chunk]];
     moff = geometry_member_offset (&a->g, loc.stripe) + loc.within;
 
-    if (needs_bounce (a, p, len, moff)) {
+    if (member_failed (m))
+      r = read_degraded (a, p, len, offset);
+    else if (needs_bounce (a, p, len, moff)) {
       if (read_bounced (m, p, len, moff) == -1)
-        return -1;
+        r = fail_members (a, &(struct member_io) { .member = m, .err = errno }, 1)
+          ?: read_degraded (a, p, len, offset);
     }
     else {
+      where[n] = offset;
       ios[n++] = (struct member_io) {
         .member = m, .op = MEMBER_READ, .buf = p, .len = len, .offset = moff,
       };
       if (n == READ_BATCH) {
-        if (member_io_run (ios, n) == -1)
-          return -1;
+        r = run_reads (a, ios, where, n);
         n = 0;
       }
     }
+    if (r == -1)
+      return -1;
     p += len;
     offset += len;
     count -= len;
   }
-  return n ? member_io_run (ios, n) : 0;
+  return run_reads (a, ios, where, n);
 }
 
 /* Write (data != NULL) or zero [offset, offset+count) row by row. */
@@ -238,21 +327,25 @@ array_write (struct array *a, const void *buf, uint64_t count,
 static int
 discard_row (struct array *a, uint64_t stripe, enum member_op op, bool fua)
 {
-  struct member_io ios[2 * GEOMETRY_MAX_MEMBERS];
+  struct member_io ios[GEOMETRY_MAX_MEMBERS];
   int n = 0;
 
   for (int m = 0; m < a->nmembers; m++)
-    ios[n++] = (struct member_io) {
-      .member = a->members[m], .op = op, .len = a->g.chunk,
-      .offset = geometry_member_offset (&a->g, stripe),
-    };
-  if (member_io_run (ios, n) == -1)
-    return -1;
-  if (!fua)
-    return 0;
-  for (int m = 0; m < a->nmembers; m++)
-    ios[m] = (struct member_io) { .member = a->members[m], .op = MEMBER_FLUSH };
-  return member_io_run (ios, a->nmembers);
+    if (!member_failed (a->members[m]))
+      ios[n++] = (struct member_io) {
+        .member = a->members[m], .op = op, .len = a->g.chunk,
+        .offset = geometry_member_offset (&a->g, stripe),
+      };
+  if (member_io_run (ios, n) == -1) {
+    for (int i = 0; i < n; i++)
+      if (ios[i].err == EOPNOTSUPP) {
+        errno = EOPNOTSUPP;
+        return -1;
+      }
+    if (fail_members (a, ios, n) == -1)
+      return -1;
+  }
+  return fua ? array_flush (a) : 0;
 }
 
 /* Zero whole rows [first, end).  may_write: fall back to writing zeroes
@@ -342,10 +435,12 @@ int
 array_flush (struct array *a)
 {
   struct member_io ios[GEOMETRY_MAX_MEMBERS];
+  int n = 0;
 
   for (int m = 0; m < a->nmembers; m++)
-    ios[m] = (struct member_io) { .member = a->members[m], .op = MEMBER_FLUSH };
-  if (member_io_run (ios, a->nmembers) == -1) {
+    if (!member_failed (a->members[m]))
+      ios[n++] = (struct member_io) { .member = a->members[m], .op = MEMBER_FLUSH };
+  if (member_io_run (ios, n) == -1 && fail_members (a, ios, n) == -1) {
     nbdkit_error ("raid: flush: %m");
     return -1;
   }

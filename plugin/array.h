@@ -49,4 +49,8 @@ int array_zero (struct array *a, uint64_t count, uint64_t offset,
 int array_trim (struct array *a, uint64_t count, uint64_t offset, bool fua);
 int array_flush (struct array *a);
 
+/* How many members may fail (1 or 2), and how many have. */
+int array_tolerance (const struct array *a);
+int array_failed_members (const struct array *a);
+
 #endif /* RAID_ARRAY_H */

@@ -8,9 +8,62 @@
 
 #include "member.h"
 
+#define NBDKIT_API_VERSION 2
+#include <nbdkit-plugin.h>
+
+static int
+missing_io (struct member_io **ios, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    ios[i]->err = EIO;
+  return -1;
+}
+
+static void
+missing_close (struct member *m)
+{
+  free (m->name);
+  free (m);
+}
+
+static const struct member_ops missing_ops = {
+  .kind = "missing",
+  .io = missing_io,
+  .close = missing_close,
+};
+
+struct member *
+member_missing (void)
+{
+  struct member *m = calloc (1, sizeof *m);
+
+  if (m == NULL || (m->name = strdup ("missing")) == NULL) {
+    nbdkit_error ("calloc: %m");
+    free (m);
+    return NULL;
+  }
+  m->ops = &missing_ops;
+  m->size = UINT64_MAX;
+  m->state = MEMBER_FAILED;
+  return m;
+}
+
+void
+member_fail (struct member *m, int err)
+{
+  int expected = MEMBER_IN_SYNC;
+
+  if (__atomic_compare_exchange_n (&m->state, &expected, MEMBER_FAILED, false,
+                                   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+    nbdkit_error ("member %s failed (%s): it will not be used again",
+                  m->name, strerror (err));
+}
+
 struct member *
 member_open (const char *name, bool direct)
 {
+  if (strcmp (name, "missing") == 0)
+    return member_missing ();
   if (member_is_uri (name))
     return member_nbd_open (name);
   return member_file_open (name, direct);
@@ -26,7 +79,7 @@ member_close (struct member *m)
 bool
 member_same (const struct member *a, const struct member *b)
 {
-  if (a->ops != b->ops)
+  if (a->ops != b->ops || a->ops == &missing_ops)
     return false;
   return strcmp (a->ops->kind, "nbd") == 0 ? member_nbd_same (a, b)
     : member_file_same (a, b);

@@ -49,11 +49,20 @@ struct member_ops {
   void (*close) (struct member *m);
 };
 
+/* A member's state in the array.  A member that fails is never read or
+ * written again until it is replaced.
+ */
+enum member_state {
+  MEMBER_IN_SYNC,
+  MEMBER_FAILED,
+};
+
 struct member {
   const struct member_ops *ops;
   char *name;                   /* as the user wrote it, for messages */
   uint64_t size;                /* bytes */
   bool direct;                  /* buffers and offsets must be 4K aligned */
+  int state;                    /* enum member_state; atomic */
   void *priv;                   /* the backend's */
 };
 
@@ -62,6 +71,18 @@ struct member {
  */
 struct member *member_open (const char *name, bool direct);
 void member_close (struct member *m);
+
+/* disk=missing: a member that is absent from the start (failed). */
+struct member *member_missing (void);
+
+static inline bool
+member_failed (const struct member *m)
+{
+  return __atomic_load_n (&m->state, __ATOMIC_ACQUIRE) == MEMBER_FAILED;
+}
+
+/* Mark m failed after error err (an errno value), logging it once. */
+void member_fail (struct member *m, int err);
 
 /* True if a and b are the same file or device. */
 bool member_same (const struct member *a, const struct member *b);

@@ -162,6 +162,7 @@ raid_dump_plugin (void)
     printf ("%s%s", i ? "," : "", impls[i]);
   printf ("\n");
   printf ("raid_io_uring=%s\n", member_file_uring_features ());
+  printf ("raid_degraded=yes\n");
 }
 
 /* One array serves every connection. */

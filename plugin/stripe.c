@@ -587,7 +587,7 @@ rcw_parity (struct plan *pl)
   }
 }
 
-/* Mark what a successful read batch brought in. */
+/* Mark what the successful reads of a batch brought in. */
 static void
 mark_read (struct plan *pl, const struct member_io *ios, size_t n)
 {
@@ -595,8 +595,9 @@ mark_read (struct plan *pl, const struct member_io *ios, size_t n)
     size_t at = (uint8_t *) ios[k].buf - pl->sh->buf;
     unsigned int first = at % pl->c->g->chunk / PAGE;
 
-    set_valid (pl->c, pl->sh, at / pl->c->g->chunk, first,
-               first + ios[k].len / PAGE);
+    if (ios[k].err == 0)
+      set_valid (pl->c, pl->sh, at / pl->c->g->chunk, first,
+                 first + ios[k].len / PAGE);
   }
 }
 
@@ -606,16 +607,20 @@ add_write (struct plan *pl, struct member_io *ios, size_t *n, int m,
 {
   uint64_t base = geometry_member_offset (pl->c->g, pl->sh->stripe);
 
+  set_valid (pl->c, pl->sh, m, first, end);
+  if (member_failed (pl->c->members[m]))
+    return;
   ios[(*n)++] = (struct member_io) {
     .member = pl->c->members[m], .op = MEMBER_WRITE,
     .buf = page_ptr (pl->c, pl->sh, m, first),
     .offset = base + (uint64_t) first * PAGE,
     .len = (uint64_t) (end - first) * PAGE,
   };
-  set_valid (pl->c, pl->sh, m, first, end);
 }
 
-/* The written data pages and P/Q, adjacent segments joined. */
+/* The written data pages and P/Q, adjacent segments joined; nothing for
+ * failed members, whose pages in the cache still say what they would hold.
+ */
 static size_t
 plan_writes (struct plan *pl, struct member_io *ios)
 {
@@ -675,6 +680,207 @@ choose_method (struct plan *pl)
     stat_add (pl->rmw ? &pl->c->stats.rmw : &pl->c->stats.rcw, 1);
 }
 
+/* Failed members, and whether the level tolerates that many. */
+static int
+count_failed (const struct stripe_cache *c)
+{
+  int n = 0;
+
+  for (int m = 0; m < c->g->members; m++)
+    n += member_failed (c->members[m]);
+  return n;
+}
+
+static bool
+within_tolerance (const struct stripe_cache *c)
+{
+  return count_failed (c) <= (c->g->level == 6 ? 2 : 1);
+}
+
+/* Fail the members whose requests in ios failed.  Returns 0 if the array
+ * can still serve, else -1 with errno EIO.
+ */
+static int
+fail_members (struct stripe_cache *c, const struct member_io *ios, size_t n)
+{
+  for (size_t k = 0; k < n; k++)
+    if (ios[k].err)
+      member_fail (ios[k].member, ios[k].err);
+  if (within_tolerance (c))
+    return 0;
+  errno = EIO;
+  return -1;
+}
+
+/* XOR of every member's pages except `target` (data and P only) into
+ * target: the RAID-5 rebuild, and RAID-6's when P survives.
+ */
+static void
+xor_others (void **ptrs, int data_disks, int target, size_t bytes)
+{
+  void *srcs[GEOMETRY_MAX_MEMBERS];
+  int n = 0;
+
+  for (int z = 0; z <= data_disks; z++)   /* data slots, then P */
+    if (z != target)
+      srcs[n++] = ptrs[z];
+  if (n == 0)
+    return;                     /* cannot happen: >= 2 data disks */
+  memcpy (ptrs[target], srcs[0], bytes);
+  if (n > 1)
+    parity_xor_gen (ptrs[target], &srcs[1], n - 1, bytes);
+}
+
+/* Compute the failed members' pages [first, end) from the others, which
+ * must be valid there.  ptrs[] is in syndrome order: data slots, P, Q.
+ */
+static void
+reconstruct (struct stripe_cache *c, struct stripe_head *sh,
+             unsigned int first, unsigned int end)
+{
+  const struct geometry *g = c->g;
+  const struct stripe_map *map = &sh->map;
+  size_t bytes = (size_t) (end - first) * PAGE;
+  void *ptrs[GEOMETRY_MAX_MEMBERS];
+  int lost[2], nlost = 0;
+  bool p_lost = member_failed (c->members[map->p_member]);
+  bool q_lost = map->q_member >= 0 && member_failed (c->members[map->q_member]);
+
+  for (int z = 0; z < g->data_disks; z++) {
+    ptrs[z] = page_ptr (c, sh, map->slot_member[z], first);
+    if (member_failed (c->members[map->slot_member[z]]) && nlost < 2)
+      lost[nlost++] = z;
+  }
+  ptrs[g->data_disks] = page_ptr (c, sh, map->p_member, first);
+  if (map->q_member >= 0)
+    ptrs[g->data_disks + 1] = page_ptr (c, sh, map->q_member, first);
+
+  if (nlost == 2)
+    parity_recov_2data (g->members, bytes, lost[0], lost[1], ptrs);
+  else if (nlost == 1 && p_lost)
+    parity_recov_datap (g->members, bytes, lost[0], ptrs);
+  else if (nlost == 1)
+    xor_others (ptrs, g->data_disks, lost[0], bytes);
+  else if (p_lost && g->level == 5)
+    xor_others (ptrs, g->data_disks, g->data_disks, bytes);
+  if (g->level == 6 && (q_lost || (p_lost && nlost == 0)))
+    parity_gen_syndrome (g->members, bytes, ptrs);   /* the lost parity */
+
+  for (int m = 0; m < g->members; m++)
+    if (member_failed (c->members[m]))
+      set_valid (c, sh, m, first, end);
+}
+
+/* Make every member's pages [first, end) valid: read what the working
+ * members have, and reconstruct the failed members' pages.  A read error
+ * fails that member and tries again with one member fewer.
+ */
+static int
+fill_rows (struct stripe_cache *c, struct stripe_head *sh,
+           unsigned int first, unsigned int end)
+{
+  struct member_io *ios;
+  uint64_t base = geometry_member_offset (c->g, sh->stripe);
+  int r = -1;
+
+  ios = malloc ((size_t) c->g->members * ((end - first + 1) / 2 + 1) * sizeof *ios);
+  if (ios == NULL)
+    return -1;
+  for (;;) {
+    size_t n = 0;
+
+    if (!within_tolerance (c)) {
+      errno = EIO;
+      break;
+    }
+    for (int m = 0; m < c->g->members; m++) {
+      if (member_failed (c->members[m]))
+        continue;
+      for (unsigned int p = first; p < end; p++) {
+        if (valid (c, sh, m, p))
+          continue;
+        if (n && ios[n - 1].member == c->members[m] &&
+            ios[n - 1].offset + ios[n - 1].len == base + (uint64_t) p * PAGE)
+          ios[n - 1].len += PAGE;
+        else
+          ios[n++] = (struct member_io) {
+            .member = c->members[m], .op = MEMBER_READ,
+            .buf = page_ptr (c, sh, m, p), .len = PAGE,
+            .offset = base + (uint64_t) p * PAGE,
+          };
+      }
+    }
+    if (n == 0 || member_io_run (ios, n) == 0) {
+      struct plan pl = { .c = c, .sh = sh };
+
+      mark_read (&pl, ios, n);
+      reconstruct (c, sh, first, end);
+      r = 0;
+      break;
+    }
+    {
+      struct plan pl = { .c = c, .sh = sh };
+
+      mark_read (&pl, ios, n);
+    }
+    if (fail_members (c, ios, n) == -1)
+      break;
+  }
+  free (ios);
+  return r;
+}
+
+/* Every page the write's segments cover, on every member, made valid. */
+static int
+fill_segments (struct plan *pl)
+{
+  for (int k = 0; k < pl->nseg; k++)
+    if (fill_rows (pl->c, pl->sh, pl->seg[k].first, pl->seg[k].end) == -1)
+      return -1;
+  return 0;
+}
+
+/* Read what the chosen method needs.  -1 with errno EIO if a read failed
+ * and the array can no longer serve; 1 if a member failed but the array
+ * can go on degraded.
+ */
+static int
+healthy_reads (struct plan *pl, struct member_io *ios)
+{
+  size_t n = 0;
+
+  stat_add (&pl->c->stats.reads, plan_reads (pl, ios, &n));
+  if (n == 0)
+    return 0;
+  if (member_io_run (ios, n) == 0) {
+    mark_read (pl, ios, n);
+    return 0;
+  }
+  mark_read (pl, ios, n);
+  return fail_members (pl->c, ios, n) == -1 ? -1 : 1;
+}
+
+/* Write the data and parity, then flush with FUA.  A member whose write
+ * fails is failed: what the others now hold is consistent, so the write
+ * still succeeds while the array is within its tolerance.
+ */
+static int
+write_out (struct plan *pl, struct member_io *ios, bool fua)
+{
+  size_t nwrites = plan_writes (pl, ios), nflush;
+
+  if (member_io_run (ios, nwrites) == -1 &&
+      fail_members (pl->c, ios, nwrites) == -1)
+    return -1;
+  if (!fua)
+    return 0;
+  nflush = plan_flushes (pl, ios, nwrites, ios + nwrites);
+  if (member_io_run (ios + nwrites, nflush) == -1 &&
+      fail_members (pl->c, ios + nwrites, nflush) == -1)
+    return -1;
+  return 0;
+}
+
 int
 stripe_write (struct stripe_cache *c, struct stripe_head *sh,
               uint64_t offset, uint64_t len, const void *data, bool fua)
@@ -683,9 +889,13 @@ stripe_write (struct stripe_cache *c, struct stripe_head *sh,
     .c = c, .sh = sh, .offset = offset, .len = len, .data = data,
   };
   struct member_io stack[64], *ios = stack;
-  size_t nreads = 0, nwrites, nflush, max;
+  size_t nreads = 0, max;
   int r = -1;
 
+  if (!within_tolerance (c)) {
+    errno = EIO;
+    return -1;
+  }
   if (head_buffers (c, sh) == -1)
     return -1;
   plan_make (&pl);
@@ -697,13 +907,17 @@ stripe_write (struct stripe_cache *c, struct stripe_head *sh,
       (ios = malloc (max * sizeof *ios)) == NULL)
     return -1;
 
-  nreads = 0;
-  stat_add (&c->stats.reads, plan_reads (&pl, ios, &nreads));
-  if (nreads) {
-    if (member_io_run (ios, nreads) == -1)
+  /* Degraded (now, or after a failed read): every page of the segments
+   * is made valid, reconstructing what failed members held, and the
+   * parity is computed afresh.
+   */
+  if (count_failed (c) > 0 || (r = healthy_reads (&pl, ios)) == 1) {
+    if (fill_segments (&pl) == -1)
       goto out;
-    mark_read (&pl, ios, nreads);
+    pl.rmw = false;
   }
+  else if (r == -1)
+    goto out;
 
   if (pl.rmw) {
     rmw_parity (&pl);
@@ -714,16 +928,7 @@ stripe_write (struct stripe_cache *c, struct stripe_head *sh,
     merge_new_data (&pl);
     rcw_parity (&pl);
   }
-
-  nwrites = plan_writes (&pl, ios);
-  if (member_io_run (ios, nwrites) == -1)
-    goto out;
-  if (fua) {
-    nflush = plan_flushes (&pl, ios, nwrites, ios + nwrites);
-    if (member_io_run (ios + nwrites, nflush) == -1)
-      goto out;
-  }
-  r = 0;
+  r = write_out (&pl, ios, fua);
 
  out:
   if (r == -1) {
@@ -735,4 +940,22 @@ stripe_write (struct stripe_cache *c, struct stripe_head *sh,
   if (ios != stack)
     free (ios);
   return r;
+}
+
+int
+stripe_read (struct stripe_cache *c, struct stripe_head *sh,
+             uint64_t offset, uint64_t len, void *buf)
+{
+  struct plan pl = { .c = c, .sh = sh, .offset = offset, .len = len };
+
+  if (head_buffers (c, sh) == -1)
+    return -1;
+  plan_make (&pl);
+  if (fill_segments (&pl) == -1)
+    return -1;
+  for (int i = pl.ifirst; i <= pl.ilast; i++)
+    memcpy ((uint8_t *) buf + (i * c->g->chunk + pl.ws[i] - offset),
+            page_ptr (c, sh, sh->map.data_member[i], 0) + pl.ws[i],
+            pl.we[i] - pl.ws[i]);
+  return 0;
 }

@@ -39,6 +39,13 @@ void stripe_head_invalidate (struct stripe_cache *c, struct stripe_head *sh);
 int stripe_write (struct stripe_cache *c, struct stripe_head *sh,
                   uint64_t offset, uint64_t len, const void *data, bool fua);
 
+/* Read len bytes at byte `offset` of the head's row data into buf through
+ * the cache, reconstructing what failed members hold.  For reads that
+ * cannot go straight to a member.  Returns 0, or -1 with errno set.
+ */
+int stripe_read (struct stripe_cache *c, struct stripe_head *sh,
+                 uint64_t offset, uint64_t len, void *buf);
+
 /* Counters for debugging and the benchmark. */
 struct stripe_stats {
   uint64_t rmw, rcw, full;     /* writes by method */
