@@ -62,6 +62,8 @@ unsigned int parity_cpu_features (void);
 /* GF(2^8), polynomial 0x11d, generator 2 (gf.c). */
 extern uint8_t parity_gf_exp[256];     /* g^i; exp[255] = exp[0] = 1 */
 extern uint8_t parity_gf_log[256];     /* log_g(x); log[0] unused */
+/* [c][0..15] = c * i, [c][16..31] = c * (i << 4). */
+extern uint8_t parity_gf_nibbles[256][32];
 uint8_t parity_gf_mul (uint8_t a, uint8_t b);
 uint8_t parity_gf_inv (uint8_t a);
 

@@ -16,9 +16,11 @@
  *   void  v_mulc_init (struct v_mulc *m, uint8_t c)
  *   vec_t v_mulc (vec_t x, const struct v_mulc *m)   every byte times c
  *
- * and optionally v_xor3 (three-input XOR in one instruction) and
+ * and optionally v_xor3 (three-input XOR in one instruction),
  * v_store_pq (how xor_syndrome stores P and Q; the benchmark redefines it
- * as a non-temporal store to show why md must not use one).
+ * as a non-temporal store to show why md must not use one) and
+ * MULC_SKIP_MIN (from how many skipped disks one v_mulc by g^start is
+ * cheaper than start doublings in xor_syndrome; default: never).
  *
  * Then PARITY_KERNELS (prefix, U) defines prefix_xor_gen, ..._gen_syndrome,
  * ..._xor_syndrome, ..._recov_2data and ..._recov_datap, and
@@ -45,6 +47,9 @@
 #endif
 #ifndef v_store_pq
 #define v_store_pq v_store
+#endif
+#ifndef MULC_SKIP_MIN
+#define MULC_SKIP_MIN 256             /* never: start <= 253 */
 #endif
 
 #define ALWAYS_INLINE static inline __attribute__ ((always_inline))
@@ -119,46 +124,64 @@ load_u (const int U, vec_t *x, const void *base, size_t off)
   FOR_U x[u] = v_load (AT (base, off + u * VEC_BYTES));
 }
 
+/* The pointers that do not change with the disk are read from ptrs[]
+ * once: vector stores may alias anything, so the compiler would otherwise
+ * reload them after every store.
+ */
 ALWAYS_INLINE void
 body_gen_syndrome (const int U, size_t off, size_t end, int disks, void **ptrs)
 {
   const int z0 = disks - 3;
+  uint8_t *const top = ptrs[z0], *const pp = ptrs[disks - 2];
+  uint8_t *const qq = ptrs[disks - 1];
 
   for (; off + U * VEC_BYTES <= end; off += U * VEC_BYTES) {
     vec_t p[UNROLL_MAX], q[UNROLL_MAX];
 
-    load_u (U, p, ptrs[z0], off);
+    load_u (U, p, top, off);
 #pragma GCC unroll 16
     FOR_U q[u] = p[u];
     horner (U, p, q, ptrs, off, z0 - 1, 0);
 #pragma GCC unroll 16
     FOR_U {
-      v_store (AT (ptrs[disks - 2], off + u * VEC_BYTES), p[u]);
-      v_store (AT (ptrs[disks - 1], off + u * VEC_BYTES), q[u]);
+      v_store (pp + off + u * VEC_BYTES, p[u]);
+      v_store (qq + off + u * VEC_BYTES, q[u]);
     }
   }
 }
 
+/* The disks below start contribute nothing but their powers of g: with
+ * gstart (= g^start) that is one multiplication, else start doublings.
+ */
 ALWAYS_INLINE void
 body_xor_syndrome (const int U, size_t off, size_t end, int disks,
-                   int start, int stop, void **ptrs)
+                   int start, int stop, void **ptrs,
+                   const struct v_mulc *gstart)
 {
+  uint8_t *const top = ptrs[stop], *const pp = ptrs[disks - 2];
+  uint8_t *const qq = ptrs[disks - 1];
+
   for (; off + U * VEC_BYTES <= end; off += U * VEC_BYTES) {
     vec_t p[UNROLL_MAX], q[UNROLL_MAX], x;
 
-    load_u (U, p, ptrs[stop], off);
+    load_u (U, p, top, off);
 #pragma GCC unroll 16
     FOR_U q[u] = p[u];
     horner (U, p, q, ptrs, off, stop - 1, start);
-    horner_skip (U, q, start);
+    if (gstart) {
+#pragma GCC unroll 16
+      FOR_U q[u] = v_mulc (q[u], gstart);
+    }
+    else
+      horner_skip (U, q, start);
 #pragma GCC unroll 16
     FOR_U {
-      uint8_t *pp = AT (ptrs[disks - 2], off + u * VEC_BYTES);
-      uint8_t *qq = AT (ptrs[disks - 1], off + u * VEC_BYTES);
-      x = v_xor (v_load (pp), p[u]);
-      v_store_pq (pp, x);
-      x = v_xor (v_load (qq), q[u]);
-      v_store_pq (qq, x);
+      uint8_t *pu = pp + off + u * VEC_BYTES, *qu = qq + off + u * VEC_BYTES;
+
+      x = v_xor (v_load (pu), p[u]);
+      v_store_pq (pu, x);
+      x = v_xor (v_load (qu), q[u]);
+      v_store_pq (qu, x);
     }
   }
 }
@@ -247,8 +270,13 @@ body_recov_datap (const int U, size_t off, size_t end, int disks, int faila,
                          void **ptrs)                                        \
   {                                                                          \
     size_t t = TAIL_START (U, bytes);                                        \
-    body_xor_syndrome (U, 0, t, disks, start, stop, ptrs);                   \
-    body_xor_syndrome (1, t, bytes, disks, start, stop, ptrs);               \
+    struct v_mulc g, *gs = NULL;                                             \
+    if (MULC_SKIP_MIN < 256 && start >= MULC_SKIP_MIN) {                    \
+      v_mulc_init (&g, parity_gf_exp[start]);                                \
+      gs = &g;                                                               \
+    }                                                                        \
+    body_xor_syndrome (U, 0, t, disks, start, stop, ptrs, gs);               \
+    body_xor_syndrome (1, t, bytes, disks, start, stop, ptrs, gs);           \
   }                                                                          \
   static void                                                                \
   prefix##_recov_2data (int disks, size_t bytes, int faila, int failb,       \

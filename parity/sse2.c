@@ -39,6 +39,9 @@ struct v_mulc {
 
 static inline void v_mulc_init (struct v_mulc *m, uint8_t c) { m->c = c; }
 
+/* v_mulc does up to 8 doublings, so only a longer skip gains from it. */
+#define MULC_SKIP_MIN 9
+
 static inline vec_t
 v_mulc (vec_t x, const struct v_mulc *m)
 {

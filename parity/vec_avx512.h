@@ -73,15 +73,14 @@ struct v_mulc {
 static inline void
 v_mulc_init (struct v_mulc *m, uint8_t c)
 {
-  uint8_t lo[16], hi[16];
+  const uint8_t *t = parity_gf_nibbles[c];
 
-  for (unsigned int i = 0; i < 16; i++) {
-    lo[i] = parity_gf_mul (c, i);
-    hi[i] = parity_gf_mul (c, i << 4);
-  }
-  m->lo = _mm512_broadcast_i32x4 (_mm_loadu_si128 ((void *) lo));
-  m->hi = _mm512_broadcast_i32x4 (_mm_loadu_si128 ((void *) hi));
+  m->lo = _mm512_broadcast_i32x4 (_mm_loadu_si128 ((const void *) t));
+  m->hi = _mm512_broadcast_i32x4 (_mm_loadu_si128 ((const void *) (t + 16)));
 }
+
+/* One multiplication by g^k beats k doublings from k = 3 on. */
+#define MULC_SKIP_MIN 3
 
 static inline vec_t
 v_mulc (vec_t x, const struct v_mulc *m)
