@@ -46,47 +46,63 @@ for p in level= disk= chunk= layout= data-offset= cache= direct= parity=; do
 done
 
 # Every implementation, forced: full-stripe writes (syndrome generation)
-# and small ones (read-modify-write), then the checker.
+# and small ones (read-modify-write), RAID-5 and RAID-6, then the checker.
+# One Python process drives them all (nbdkit -s per array through
+# connect_command), which keeps this quick.
 test_seed
-cat > "$tmpdir/writes.py" <<'EOF'
-import os, random
-h.set_strict_mode(0)
-rng = random.Random(int(os.environ["SEED"]))
-size = h.get_size()
-shadow = bytearray(size)
-for i in range(60):
-    off = rng.randrange(size)
-    n = min(size - off, rng.choice((1, 100, 512, 4096, 5000, 16384, 20480, 70000)))
-    data = rng.randbytes(n)
-    h.pwrite(data, off)
-    shadow[off:off + n] = data
-assert h.pread(size, 0) == shadow, "read back differs"
-EOF
 IFS=, read -r -a impl_list <<< "$impls"
-ran=0
-for name in "${impl_list[@]}"; do
-    for level in 5 6; do
-        make_members 6 $(( 64 * 4096 ))
-        if ! SEED=$seed WRITES="$tmpdir/writes.py" \
-             raid_nbdkit level=$level chunk=4K layout=left-asymmetric \
-                 parity="$name" "${members[@]}" \
-                 --run 'nbdsh -u "$uri" -c "exec(open(\"$WRITES\").read())"' \
-                 2> "$tmpdir/err"; then
-            if grep -q "parity=$name: this CPU cannot run it" "$tmpdir/err"; then
-                echo "parity=$name: not runnable here (said so clearly)"
+python3 - "$seed" "$RAID_PLUGIN" "$tmpdir" "$top_srcdir/tests/raidcheck.py" \
+    "${impl_list[@]}" <<'EOF'
+import os, random, subprocess, sys
+import nbd
+
+seed, plugin, tmp, raidcheck = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+ran = 0
+for name in sys.argv[5:]:
+    for level in (5, 6):
+        members = []
+        for i in range(6):
+            path = os.path.join(tmp, "p%d" % i)
+            with open(path, "wb") as f:
+                f.truncate(64 * 4096)
+            members.append(path)
+        args = [plugin, "level=%d" % level, "chunk=4K",
+                "layout=left-asymmetric", "parity=" + name] + members
+        probe = subprocess.run(["nbdkit", "-U", "-"] + args + ["--run", "true"],
+                               stderr=subprocess.PIPE, text=True)
+        if probe.returncode != 0:
+            if "parity=%s: this CPU cannot run it" % name in probe.stderr:
+                print("parity=%s: not runnable here (said so clearly)" % name)
                 break
-            fi
-            cat "$tmpdir/err" >&2
-            echo "$0: parity=$name RAID-$level failed" >&2
-            exit 1
-        fi
-        raidcheck --level $level --layout left-asymmetric --chunk 4096 \
-            "${members[@]}" > /dev/null || {
-            echo "$0: parity=$name RAID-$level: wrong parity on the members" >&2
-            exit 1
-        }
-        ran=$((ran + 1))
-    done
-    echo "parity=$name: RAID-5 and RAID-6 parity good"
-done
-[ $ran -gt 0 ]
+            sys.exit("parity=%s RAID-%d: nbdkit failed:\n%s"
+                     % (name, level, probe.stderr))
+        h = nbd.NBD()
+        h.set_strict_mode(0)
+        h.connect_command(["nbdkit", "-s", "--exit-with-parent"] + args)
+        rng = random.Random(seed)
+        size = h.get_size()
+        shadow = bytearray(size)
+        for i in range(60):
+            off = rng.randrange(size)
+            n = min(size - off, rng.choice((1, 100, 512, 4096, 5000, 16384,
+                                            20480, 70000)))
+            data = rng.randbytes(n)
+            h.pwrite(data, off)
+            shadow[off:off + n] = data
+        assert h.pread(size, 0) == shadow, \
+            "parity=%s RAID-%d: read back differs" % (name, level)
+        h.shutdown()
+        del h
+        check = subprocess.run([sys.executable, raidcheck,
+                                "--level", str(level),
+                                "--layout", "left-asymmetric",
+                                "--chunk", "4096"] + members,
+                               stdout=subprocess.DEVNULL)
+        if check.returncode != 0:
+            sys.exit("parity=%s RAID-%d: wrong parity on the members"
+                     % (name, level))
+        ran += 1
+    else:
+        print("parity=%s: RAID-5 and RAID-6 parity good" % name)
+assert ran > 0, "no parity implementation could run"
+EOF
