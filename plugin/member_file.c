@@ -18,6 +18,14 @@
  * length means the member is shorter than it was at start-up (truncated)
  * and fails with EIO.
  *
+ * A batch of one request is a plain pread/pwrite/fdatasync instead: the
+ * thread waits for it either way, and on members in the page cache (tmpfs,
+ * or files without O_DIRECT) io_uring usually cannot complete a request
+ * inline and hands it to an io-wq worker thread, two context switches a
+ * system call does not pay.  Measured here (Zen 5 VM, tmpfs, 4 KiB random,
+ * one thread): pread 3.1 us, io_uring read 6.8 us; three at once: 14.4 us
+ * as three preads, 13.3 us as one io_uring batch.
+ *
  * PUNCH and ZERO are fallocate(2) calls made directly: they are rare, and
  * their fallbacks (EOPNOTSUPP) are decided by the caller.
  */
@@ -177,14 +185,52 @@ pop (struct queue *q)
   return io;
 }
 
+static void
+sync_io (struct member_io *io)
+{
+  int fd = fd_of (io);
+
+  if (io->op == MEMBER_FLUSH) {
+    while (fdatasync (fd) == -1)
+      if (errno != EINTR) {
+        io->err = errno;
+        return;
+      }
+    return;
+  }
+  while (io->done < io->len) {
+    uint8_t *buf = (uint8_t *) io->buf + io->done;
+    uint64_t off = io->offset + io->done;
+    ssize_t r = io->op == MEMBER_READ
+      ? pread (fd, buf, io->len - io->done, off)
+      : pwrite (fd, buf, io->len - io->done, off);
+
+    if (r == -1 && errno != EINTR && errno != EAGAIN) {
+      io->err = errno;
+      return;
+    }
+    if (r == 0 && io->op == MEMBER_READ) {
+      io->err = EIO;            /* the member shrank under us */
+      return;
+    }
+    if (r > 0)
+      io->done += r;
+  }
+}
+
 static int
 file_io (struct member_io **ios, size_t n)
 {
-  struct io_uring *ring = thread_ring ();
+  struct io_uring *ring;
   struct member_io *stack[64];
   struct queue q = { .q = stack, .n = n };
   size_t inflight = 0;
 
+  if (n == 1 && ios[0]->op != MEMBER_PUNCH && ios[0]->op != MEMBER_ZERO) {
+    sync_io (ios[0]);
+    return 0;
+  }
+  ring = thread_ring ();
   if (ring == NULL)
     goto fail_all;
   if (n > sizeof stack / sizeof stack[0]) {
