@@ -11,7 +11,7 @@
 # and rebuild the same image from the members.
 
 source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
-requires truncate cmp
+requires nbdsh truncate cmp numfmt
 requires_python_module nbd
 
 test_seed

@@ -6,7 +6,7 @@
 # checker accepts (or refuse clearly because this CPU cannot run it).
 
 source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
-requires nbdsh truncate
+requires truncate
 requires_python_module nbd
 
 nbdkit "$RAID_PLUGIN" --dump-plugin > "$tmpdir/dump"

@@ -11,7 +11,7 @@
 # per configuration (default 320).
 
 source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
-requires nbdsh truncate cmp
+requires nbdsh truncate cmp numfmt
 requires_python_module nbd
 
 test_seed
