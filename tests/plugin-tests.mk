@@ -23,3 +23,10 @@ TESTS += test-raid-concurrent.sh
 EXTRA_DIST += test-raid-concurrent.sh
 TESTS += test-raid-qemu.sh
 EXTRA_DIST += test-raid-qemu.sh
+
+# Failure tests (issue 5): degraded reads and writes, members failing
+# under load, rebuild, scrub and the control socket.  raidfail_lib.py is
+# their shared Python; faults.py runs the member servers.
+EXTRA_DIST += raidfail_lib.py
+TESTS += test-raid-fail-degraded.sh
+EXTRA_DIST += test-raid-fail-degraded.sh
