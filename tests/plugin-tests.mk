@@ -30,3 +30,5 @@ EXTRA_DIST += test-raid-qemu.sh
 EXTRA_DIST += raidfail_lib.py
 TESTS += test-raid-fail-degraded.sh
 EXTRA_DIST += test-raid-fail-degraded.sh
+TESTS += test-raid-fail-burst.sh
+EXTRA_DIST += test-raid-fail-burst.sh
