@@ -92,7 +92,9 @@ array_open (const struct array_config *cfg)
     return NULL;
   }
   a->direct = cfg->direct;
+  a->rebuild_rate = cfg->rebuild_rate;
   a->can_punch = a->can_zero_range = true;
+  pthread_mutex_init (&a->job_lock, NULL);
   if (open_members (a, cfg) == -1)
     goto err;
 
@@ -160,9 +162,13 @@ array_close (struct array *a)
 {
   if (a == NULL)
     return;
+  array_jobs_stop (a);
   stripe_cache_destroy (a->cache);
   for (int i = 0; i < a->nmembers; i++)
     member_close (a->members[i]);
+  for (int i = 0; i < a->nretired; i++)
+    member_close (a->retired[i]);
+  pthread_mutex_destroy (&a->job_lock);
   free (a);
 }
 
@@ -259,7 +265,7 @@ array_read (struct array *a, void *buf, uint64_t count, uint64_t offset)
     m = a->members[map.data_member[loc.chunk]];
     moff = geometry_member_offset (&a->g, loc.stripe) + loc.within;
 
-    if (member_failed (m))
+    if (!member_readable (m, loc.stripe))
       r = read_degraded (a, p, len, offset);
     else if (needs_bounce (a, p, len, moff)) {
       if (read_bounced (m, p, len, moff) == -1)

@@ -11,6 +11,7 @@
 #include "geometry.h"
 #include "member.h"
 #include "stripe.h"
+#include "rebuild.h"
 
 struct array_config {
   int level;
@@ -18,6 +19,7 @@ struct array_config {
   uint64_t chunk;
   uint64_t data_offset;
   uint64_t cache_bytes;
+  uint64_t rebuild_rate;        /* bytes/s, 0 = unlimited */
   bool direct;
   int ndisks;
   const char *disks[GEOMETRY_MAX_MEMBERS];
@@ -30,6 +32,12 @@ struct array {
   struct stripe_cache *cache;
   bool direct;
   bool can_punch, can_zero_range;  /* cleared on the first EOPNOTSUPP */
+  uint64_t rebuild_rate;
+
+  pthread_mutex_t job_lock;     /* see rebuild.c */
+  struct array_job job;
+  int nretired;                 /* replaced members, freed at close */
+  struct member *retired[GEOMETRY_MAX_MEMBERS * 4];
 };
 
 /* Open and check every member; nbdkit_error says what is wrong.  Nothing

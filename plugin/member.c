@@ -51,10 +51,9 @@ member_missing (void)
 void
 member_fail (struct member *m, int err)
 {
-  int expected = MEMBER_IN_SYNC;
+  int old = __atomic_exchange_n (&m->state, MEMBER_FAILED, __ATOMIC_ACQ_REL);
 
-  if (__atomic_compare_exchange_n (&m->state, &expected, MEMBER_FAILED, false,
-                                   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+  if (old != MEMBER_FAILED)
     nbdkit_error ("member %s failed (%s): it will not be used again",
                   m->name, strerror (err));
 }

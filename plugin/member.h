@@ -50,11 +50,16 @@ struct member_ops {
 };
 
 /* A member's state in the array.  A member that fails is never read or
- * written again until it is replaced.
+ * written again; it can be replaced by a new member, which is REBUILDING
+ * until the rebuild has written every row: rows below recovery_stripe are
+ * in sync and read like any other member's, rows above are reconstructed
+ * from the others (writes go to every row: the rebuild rewrites them with
+ * the same contents later).
  */
 enum member_state {
   MEMBER_IN_SYNC,
   MEMBER_FAILED,
+  MEMBER_REBUILDING,
 };
 
 struct member {
@@ -63,6 +68,7 @@ struct member {
   uint64_t size;                /* bytes */
   bool direct;                  /* buffers and offsets must be 4K aligned */
   int state;                    /* enum member_state; atomic */
+  uint64_t recovery_stripe;     /* REBUILDING: rows below are in sync; atomic */
   void *priv;                   /* the backend's */
 };
 
@@ -79,6 +85,20 @@ static inline bool
 member_failed (const struct member *m)
 {
   return __atomic_load_n (&m->state, __ATOMIC_ACQUIRE) == MEMBER_FAILED;
+}
+
+/* Whether row `stripe` of m holds the array's data. */
+static inline bool
+member_readable (const struct member *m, uint64_t stripe)
+{
+  switch (__atomic_load_n (&m->state, __ATOMIC_ACQUIRE)) {
+  case MEMBER_IN_SYNC:
+    return true;
+  case MEMBER_REBUILDING:
+    return stripe < __atomic_load_n (&m->recovery_stripe, __ATOMIC_ACQUIRE);
+  default:
+    return false;
+  }
 }
 
 /* Mark m failed after error err (an errno value), logging it once. */

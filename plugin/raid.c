@@ -20,6 +20,7 @@
 #include <nbdkit-plugin.h>
 
 #include "array.h"
+#include "control.h"
 #include "parity.h"
 
 #define DEFAULT_CACHE (64 * 1024 * 1024)
@@ -31,12 +32,23 @@ static struct array_config cfg = {
   .cache_bytes = DEFAULT_CACHE,
 };
 static const char *parity_impl;
+static const char *control_path;
 static struct array *array;
 
 static void
 raid_unload (void)
 {
+  control_stop ();
   array_close (array);
+}
+
+/* Threads do not survive nbdkit's fork into the background, so the control
+ * socket's thread starts here.
+ */
+static int
+raid_after_fork (void)
+{
+  return control_path ? control_start (array, control_path) : 0;
 }
 
 static int
@@ -94,6 +106,10 @@ raid_config (const char *key, const char *value)
     return parse_size_param (key, value, &cfg.data_offset);
   else if (strcmp (key, "cache") == 0)
     return parse_size_param (key, value, &cfg.cache_bytes);
+  else if (strcmp (key, "rebuild-rate") == 0)
+    return parse_size_param (key, value, &cfg.rebuild_rate);
+  else if (strcmp (key, "control") == 0)
+    control_path = value;
   else if (strcmp (key, "direct") == 0) {
     int r = nbdkit_parse_bool (value);
 
@@ -149,7 +165,10 @@ raid_config_complete (void)
   "cache=SIZE              Stripe cache budget (default 64M).\n" \
   "direct=BOOL             Open members with O_DIRECT (default false).\n" \
   "parity=NAME             Force a parity implementation.\n" \
-  "member-timeout=SECONDS  Fail an NBD member's requests after this (default 30)."
+  "member-timeout=SECONDS  Fail an NBD member's requests after this (default 30).\n" \
+  "control=PATH            Unix socket for nbdkit-raid-ctl (status, fail,\n" \
+  "                        replace, scrub).\n" \
+  "rebuild-rate=SIZE       Cap on rebuild writes per second (default: none)."
 
 static void
 raid_dump_plugin (void)
@@ -163,6 +182,7 @@ raid_dump_plugin (void)
   printf ("\n");
   printf ("raid_io_uring=%s\n", member_file_uring_features ());
   printf ("raid_degraded=yes\n");
+  printf ("raid_control=yes\n");
 }
 
 /* One array serves every connection. */
@@ -249,6 +269,7 @@ static struct nbdkit_plugin plugin = {
   .version = PACKAGE_VERSION,
   .description = "Serve a RAID-5 or RAID-6 array of files, block devices or NBD exports.",
   .unload = raid_unload,
+  .after_fork = raid_after_fork,
   .config = raid_config,
   .config_complete = raid_config_complete,
   .config_help = raid_config_help,

@@ -680,33 +680,42 @@ choose_method (struct plan *pl)
     stat_add (pl->rmw ? &pl->c->stats.rmw : &pl->c->stats.rcw, 1);
 }
 
-/* Failed members, and whether the level tolerates that many. */
+/* Members that cannot be read at this row (failed, or not yet rebuilt),
+ * and whether the level tolerates that many.
+ */
 static int
-count_failed (const struct stripe_cache *c)
+count_unreadable (const struct stripe_cache *c, const struct stripe_head *sh)
 {
   int n = 0;
 
   for (int m = 0; m < c->g->members; m++)
-    n += member_failed (c->members[m]);
+    n += !member_readable (c->members[m], sh->stripe);
   return n;
 }
 
 static bool
-within_tolerance (const struct stripe_cache *c)
+within_tolerance (const struct stripe_cache *c, const struct stripe_head *sh)
 {
-  return count_failed (c) <= (c->g->level == 6 ? 2 : 1);
+  return count_unreadable (c, sh) <= (c->g->level == 6 ? 2 : 1);
+}
+
+static bool
+unreadable (const struct stripe_cache *c, const struct stripe_head *sh, int m)
+{
+  return !member_readable (c->members[m], sh->stripe);
 }
 
 /* Fail the members whose requests in ios failed.  Returns 0 if the array
  * can still serve, else -1 with errno EIO.
  */
 static int
-fail_members (struct stripe_cache *c, const struct member_io *ios, size_t n)
+fail_members (struct stripe_cache *c, const struct stripe_head *sh,
+              const struct member_io *ios, size_t n)
 {
   for (size_t k = 0; k < n; k++)
     if (ios[k].err)
       member_fail (ios[k].member, ios[k].err);
-  if (within_tolerance (c))
+  if (within_tolerance (c, sh))
     return 0;
   errno = EIO;
   return -1;
@@ -743,12 +752,12 @@ reconstruct (struct stripe_cache *c, struct stripe_head *sh,
   size_t bytes = (size_t) (end - first) * PAGE;
   void *ptrs[GEOMETRY_MAX_MEMBERS];
   int lost[2], nlost = 0;
-  bool p_lost = member_failed (c->members[map->p_member]);
-  bool q_lost = map->q_member >= 0 && member_failed (c->members[map->q_member]);
+  bool p_lost = unreadable (c, sh, map->p_member);
+  bool q_lost = map->q_member >= 0 && unreadable (c, sh, map->q_member);
 
   for (int z = 0; z < g->data_disks; z++) {
     ptrs[z] = page_ptr (c, sh, map->slot_member[z], first);
-    if (member_failed (c->members[map->slot_member[z]]) && nlost < 2)
+    if (unreadable (c, sh, map->slot_member[z]) && nlost < 2)
       lost[nlost++] = z;
   }
   ptrs[g->data_disks] = page_ptr (c, sh, map->p_member, first);
@@ -767,7 +776,7 @@ reconstruct (struct stripe_cache *c, struct stripe_head *sh,
     parity_gen_syndrome (g->members, bytes, ptrs);   /* the lost parity */
 
   for (int m = 0; m < g->members; m++)
-    if (member_failed (c->members[m]))
+    if (unreadable (c, sh, m))
       set_valid (c, sh, m, first, end);
 }
 
@@ -789,12 +798,12 @@ fill_rows (struct stripe_cache *c, struct stripe_head *sh,
   for (;;) {
     size_t n = 0;
 
-    if (!within_tolerance (c)) {
+    if (!within_tolerance (c, sh)) {
       errno = EIO;
       break;
     }
     for (int m = 0; m < c->g->members; m++) {
-      if (member_failed (c->members[m]))
+      if (unreadable (c, sh, m))
         continue;
       for (unsigned int p = first; p < end; p++) {
         if (valid (c, sh, m, p))
@@ -823,7 +832,7 @@ fill_rows (struct stripe_cache *c, struct stripe_head *sh,
 
       mark_read (&pl, ios, n);
     }
-    if (fail_members (c, ios, n) == -1)
+    if (fail_members (c, sh, ios, n) == -1)
       break;
   }
   free (ios);
@@ -857,7 +866,7 @@ healthy_reads (struct plan *pl, struct member_io *ios)
     return 0;
   }
   mark_read (pl, ios, n);
-  return fail_members (pl->c, ios, n) == -1 ? -1 : 1;
+  return fail_members (pl->c, pl->sh, ios, n) == -1 ? -1 : 1;
 }
 
 /* Write the data and parity, then flush with FUA.  A member whose write
@@ -870,13 +879,13 @@ write_out (struct plan *pl, struct member_io *ios, bool fua)
   size_t nwrites = plan_writes (pl, ios), nflush;
 
   if (member_io_run (ios, nwrites) == -1 &&
-      fail_members (pl->c, ios, nwrites) == -1)
+      fail_members (pl->c, pl->sh, ios, nwrites) == -1)
     return -1;
   if (!fua)
     return 0;
   nflush = plan_flushes (pl, ios, nwrites, ios + nwrites);
   if (member_io_run (ios + nwrites, nflush) == -1 &&
-      fail_members (pl->c, ios + nwrites, nflush) == -1)
+      fail_members (pl->c, pl->sh, ios + nwrites, nflush) == -1)
     return -1;
   return 0;
 }
@@ -892,7 +901,7 @@ stripe_write (struct stripe_cache *c, struct stripe_head *sh,
   size_t nreads = 0, max;
   int r = -1;
 
-  if (!within_tolerance (c)) {
+  if (!within_tolerance (c, sh)) {
     errno = EIO;
     return -1;
   }
@@ -911,7 +920,7 @@ stripe_write (struct stripe_cache *c, struct stripe_head *sh,
    * is made valid, reconstructing what failed members held, and the
    * parity is computed afresh.
    */
-  if (count_failed (c) > 0 || (r = healthy_reads (&pl, ios)) == 1) {
+  if (count_unreadable (c, sh) > 0 || (r = healthy_reads (&pl, ios)) == 1) {
     if (fill_segments (&pl) == -1)
       goto out;
     pl.rmw = false;
@@ -958,4 +967,155 @@ stripe_read (struct stripe_cache *c, struct stripe_head *sh,
             page_ptr (c, sh, sh->map.data_member[i], 0) + pl.ws[i],
             pl.we[i] - pl.ws[i]);
   return 0;
+}
+
+int
+stripe_rebuild_row (struct stripe_cache *c, struct stripe_head *sh, int member)
+{
+  struct member_io io;
+
+  if (head_buffers (c, sh) == -1 || fill_rows (c, sh, 0, c->pages) == -1)
+    return -1;
+  io = (struct member_io) {
+    .member = c->members[member], .op = MEMBER_WRITE,
+    .buf = page_ptr (c, sh, member, 0), .len = c->g->chunk,
+    .offset = geometry_member_offset (c->g, sh->stripe),
+  };
+  if (member_io_run (&io, 1) == -1) {
+    member_fail (io.member, io.err);
+    return -1;
+  }
+  return 0;
+}
+
+/* log_g over GF(2^8) (0x11d), for locating bad data; built once. */
+static uint8_t gf_log[256];
+static pthread_once_t gf_log_once = PTHREAD_ONCE_INIT;
+
+static void
+gf_log_init (void)
+{
+  unsigned int x = 1;
+
+  for (unsigned int i = 0; i < 255; i++) {
+    gf_log[x] = i;
+    x = (x << 1) ^ (x & 0x80 ? 0x11d : 0);
+  }
+}
+
+/* The data slot whose corruption explains P and Q differing by pd and qd
+ * on one page (qd = g^z pd on every byte), or -1.
+ */
+static int
+locate_bad_slot (const uint8_t *pd, const uint8_t *qd, int data_disks)
+{
+  int z = -1;
+
+  pthread_once (&gf_log_once, gf_log_init);
+  for (size_t i = 0; i < PAGE; i++) {
+    int zi;
+
+    if (pd[i] == 0 && qd[i] == 0)
+      continue;
+    if (pd[i] == 0 || qd[i] == 0)
+      return -1;
+    zi = (gf_log[qd[i]] - gf_log[pd[i]] + 255) % 255;
+    if (z == -1)
+      z = zi;
+    else if (z != zi)
+      return -1;
+  }
+  return z < data_disks ? z : -1;
+}
+
+int
+stripe_scrub_row (struct stripe_cache *c, struct stripe_head *sh, bool repair,
+                  uint8_t *fresh, struct stripe_scrub *out)
+{
+  const struct geometry *g = c->g;
+  const struct stripe_map *map = &sh->map;
+  uint64_t base = geometry_member_offset (g, sh->stripe);
+  void *ptrs[GEOMETRY_MAX_MEMBERS];
+  int r = -1;
+
+  out->mismatches = 0;
+  out->bad_data_member = -1;
+  if (count_unreadable (c, sh) > 0) {
+    errno = EIO;                /* nothing to check against */
+    return -1;
+  }
+  stripe_head_invalidate (c, sh);          /* check the members, not the cache */
+  if (head_buffers (c, sh) == -1 || fill_rows (c, sh, 0, c->pages) == -1)
+    return -1;
+
+  /* The parity the data says, computed into fresh[] (P, then Q). */
+  for (int z = 0; z < g->data_disks; z++)
+    ptrs[z] = page_ptr (c, sh, map->slot_member[z], 0);
+  ptrs[g->data_disks] = fresh;
+  ptrs[g->data_disks + 1] = fresh + g->chunk;
+  if (g->level == 6)
+    parity_gen_syndrome (g->members, g->chunk, ptrs);
+  else {
+    memcpy (fresh, ptrs[0], g->chunk);
+    parity_xor_gen (fresh, &ptrs[1], g->data_disks - 1, g->chunk);
+  }
+
+  for (unsigned int p = 0; p < c->pages; p++) {
+    uint8_t *P = page_ptr (c, sh, map->p_member, p), *fp = fresh + p * PAGE;
+    uint8_t *Q = g->level == 6 ? page_ptr (c, sh, map->q_member, p) : NULL;
+    uint8_t *fq = fresh + g->chunk + p * PAGE;
+    bool p_bad = memcmp (P, fp, PAGE) != 0;
+    bool q_bad = Q && memcmp (Q, fq, PAGE) != 0;
+    struct member_io ios[2];
+    int n = 0, slot = -1;
+
+    if (!p_bad && !q_bad)
+      continue;
+    out->mismatches++;
+    if (p_bad && q_bad) {
+      uint8_t pd[PAGE], qd[PAGE];
+
+      for (size_t i = 0; i < PAGE; i++) {
+        pd[i] = P[i] ^ fp[i];
+        qd[i] = Q[i] ^ fq[i];
+      }
+      slot = locate_bad_slot (pd, qd, g->data_disks);
+      if (slot >= 0) {
+        out->bad_data_member = map->slot_member[slot];
+        if (repair) {
+          uint8_t *d = page_ptr (c, sh, out->bad_data_member, p);
+
+          for (size_t i = 0; i < PAGE; i++)
+            d[i] ^= pd[i];
+          ios[n++] = (struct member_io) {
+            .member = c->members[out->bad_data_member], .op = MEMBER_WRITE,
+            .buf = d, .len = PAGE, .offset = base + (uint64_t) p * PAGE,
+          };
+        }
+      }
+    }
+    if (repair && slot < 0) {
+      memcpy (P, fp, PAGE);
+      ios[n++] = (struct member_io) {
+        .member = c->members[map->p_member], .op = MEMBER_WRITE, .buf = P,
+        .len = PAGE, .offset = base + (uint64_t) p * PAGE,
+      };
+      if (Q) {
+        memcpy (Q, fq, PAGE);
+        ios[n++] = (struct member_io) {
+          .member = c->members[map->q_member], .op = MEMBER_WRITE, .buf = Q,
+          .len = PAGE, .offset = base + (uint64_t) p * PAGE,
+        };
+      }
+    }
+    if (n && member_io_run (ios, n) == -1 &&
+        fail_members (c, sh, ios, n) == -1)
+      goto out;
+  }
+  r = 0;
+
+ out:
+  if (r == -1)
+    stripe_head_invalidate (c, sh);
+  return r;
 }

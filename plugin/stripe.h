@@ -46,6 +46,26 @@ int stripe_write (struct stripe_cache *c, struct stripe_head *sh,
 int stripe_read (struct stripe_cache *c, struct stripe_head *sh,
                  uint64_t offset, uint64_t len, void *buf);
 
+/* Rebuild `member`'s chunk of the head's row from the other members and
+ * write it.  Returns 0, or -1 with errno set (the new member failed, or
+ * too few members are readable).
+ */
+int stripe_rebuild_row (struct stripe_cache *c, struct stripe_head *sh,
+                        int member);
+
+/* Read the whole row from the members (not the cache) and compare P (and
+ * Q) with what the data says, page by page.  With repair, rewrite wrong
+ * parity, or for RAID-6 the data page the syndrome shows to be corrupted.
+ * scratch: 2 x chunk bytes, page aligned, reused from row to row (fresh
+ * memory per row cost more in page faults than the check itself).
+ */
+struct stripe_scrub {
+  unsigned int mismatches;      /* pages whose parity was wrong */
+  int bad_data_member;          /* RAID-6: member of a located bad data page, or -1 */
+};
+int stripe_scrub_row (struct stripe_cache *c, struct stripe_head *sh,
+                      bool repair, uint8_t *scratch, struct stripe_scrub *out);
+
 /* Counters for debugging and the benchmark. */
 struct stripe_stats {
   uint64_t rmw, rcw, full;     /* writes by method */

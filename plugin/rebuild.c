@@ -1,0 +1,416 @@
+/* Operator actions and the background jobs that repair an array while it
+ * serves: failing a member, replacing one (which starts a rebuild), and
+ * scrubbing.
+ *
+ * One background thread at a time runs a job, row by row:
+ *
+ *   rebuild  while some member is REBUILDING: for each row from its
+ *            recovery_stripe on, take the row's lock, reconstruct the
+ *            member's chunk from the others and write it, then advance
+ *            recovery_stripe (still under the lock, so no request sees a
+ *            row half done).  At the end the member is IN_SYNC.  A member
+ *            replaced while the job runs is picked up when the current one
+ *            is done.
+ *   scrub    for each row: read it from the members, compare the parity
+ *            with the data (stripe_scrub_row), count mismatched pages like
+ *            md's mismatch_cnt, and with repair rewrite what is wrong.
+ *
+ * Client requests keep priority: each row's lock is held only for that
+ * row, and rebuild-rate caps the rebuild's write rate (bytes per second).
+ * A job stops early when asked (scrub stop, unload) or when the array can
+ * no longer serve.  State lives in memory only: a restarted nbdkit knows
+ * nothing of an earlier rebuild (md superblocks will keep it).
+ *
+ * job_lock guards the job fields and the member table's replacement; the
+ * counters the job updates are read without it for status (they are only
+ * progress figures).
+ */
+
+#include <config.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NBDKIT_API_VERSION 2
+#include <nbdkit-plugin.h>
+
+#include "array.h"
+#include "rebuild.h"
+
+static double
+now_s (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static bool
+stopping (struct array *a)
+{
+  return __atomic_load_n (&a->job.stop, __ATOMIC_ACQUIRE);
+}
+
+/* Sleep as needed to keep `bytes` since `start` under the rate. */
+static void
+throttle (struct array *a, uint64_t bytes, double start)
+{
+  double due;
+
+  if (a->rebuild_rate == 0)
+    return;
+  due = start + (double) bytes / a->rebuild_rate;
+  while (!stopping (a) && now_s () < due) {
+    double left = due - now_s ();
+
+    usleep (left > 0.1 ? 100000 : left * 1e6 + 1);
+  }
+}
+
+static int
+next_rebuilding (struct array *a)
+{
+  for (int i = 0; i < a->nmembers; i++)
+    if (__atomic_load_n (&a->members[i]->state, __ATOMIC_ACQUIRE) ==
+        MEMBER_REBUILDING)
+      return i;
+  return -1;
+}
+
+static void
+rebuild_member (struct array *a, int i)
+{
+  struct member *m = a->members[i];
+  double start = now_s ();
+  uint64_t first = __atomic_load_n (&m->recovery_stripe, __ATOMIC_ACQUIRE);
+
+  a->job.member = i;
+  a->job.start = start;
+  a->job.first_row = first;
+  nbdkit_debug ("raid: rebuilding member %d (%s)", i, m->name);
+  for (uint64_t s = first; s < a->g.stripes && !stopping (a); s++) {
+    struct stripe_head *sh;
+    int r;
+
+    if (__atomic_load_n (&a->members[i], __ATOMIC_ACQUIRE) != m ||
+        member_failed (m))
+      return;                   /* failed or replaced again meanwhile */
+    sh = stripe_cache_get (a->cache, s);
+    if (sh == NULL)
+      return;
+    r = stripe_rebuild_row (a->cache, sh, i);
+    if (r == 0)
+      __atomic_store_n (&m->recovery_stripe, s + 1, __ATOMIC_RELEASE);
+    stripe_cache_put (a->cache, sh);
+    if (r == -1) {
+      nbdkit_error ("raid: rebuild of member %d (%s) stopped at row %" PRIu64
+                    ": %m", i, m->name, s);
+      return;
+    }
+    throttle (a, (s + 1 - first) * a->g.chunk, start);
+  }
+  if (!stopping (a) && member_readable (m, a->g.stripes - 1)) {
+    int expected = MEMBER_REBUILDING;
+
+    __atomic_compare_exchange_n (&m->state, &expected, MEMBER_IN_SYNC, false,
+                                 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    nbdkit_debug ("raid: member %d (%s) rebuilt in %.1f s", i, m->name,
+                  now_s () - start);
+  }
+}
+
+static void
+record_bad_data (struct array *a, uint64_t stripe, int member)
+{
+  size_t n = a->job.nbad;
+
+  if (n < ARRAY_MAX_BAD_DATA) {
+    a->job.bad[n].stripe = stripe;
+    a->job.bad[n].member = member;
+    __atomic_store_n (&a->job.nbad, n + 1, __ATOMIC_RELEASE);
+  }
+}
+
+static void
+scrub (struct array *a)
+{
+  uint8_t *scratch = aligned_alloc (4096, 2 * a->g.chunk);
+
+  if (scratch == NULL) {
+    nbdkit_error ("raid: scrub: %m");
+    return;
+  }
+  a->job.start = now_s ();
+  for (uint64_t s = 0; s < a->g.stripes && !stopping (a); s++) {
+    struct stripe_head *sh = stripe_cache_get (a->cache, s);
+    struct stripe_scrub res;
+    int r;
+
+    if (sh == NULL)
+      break;
+    r = stripe_scrub_row (a->cache, sh, a->job.repair, scratch, &res);
+    stripe_cache_put (a->cache, sh);
+    if (r == -1) {
+      nbdkit_error ("raid: scrub stopped at row %" PRIu64 ": %m", s);
+      break;
+    }
+    __atomic_fetch_add (&a->job.mismatch_cnt, res.mismatches, __ATOMIC_RELAXED);
+    if (res.bad_data_member >= 0)
+      record_bad_data (a, s, res.bad_data_member);
+    __atomic_store_n (&a->job.rows_done, s + 1, __ATOMIC_RELEASE);
+  }
+  a->job.scrub_finished = !stopping (a) &&
+    a->job.rows_done == a->g.stripes;
+  free (scratch);
+}
+
+static void *
+job_thread (void *arg)
+{
+  struct array *a = arg;
+
+  if (a->job.kind == JOB_SCRUB)
+    scrub (a);
+  else {
+    int i;
+
+    while (!stopping (a) && (i = next_rebuilding (a)) >= 0) {
+      rebuild_member (a, i);
+      if (__atomic_load_n (&a->members[i]->state, __ATOMIC_ACQUIRE) ==
+          MEMBER_REBUILDING)
+        break;                  /* stopped or failed: leave it */
+    }
+  }
+  pthread_mutex_lock (&a->job_lock);
+  a->job.running = false;
+  pthread_mutex_unlock (&a->job_lock);
+  return NULL;
+}
+
+/* Start a job; job_lock held.  A finished job's thread is joined first. */
+static int
+job_start (struct array *a, enum job_kind kind, char **why)
+{
+  int r;
+
+  if (a->job.running) {
+    *why = "another rebuild or scrub is running";
+    return -1;
+  }
+  if (a->job.joinable) {
+    pthread_join (a->job.thread, NULL);
+    a->job.joinable = false;
+  }
+  a->job.kind = kind;
+  a->job.stop = false;
+  a->job.running = true;
+  r = pthread_create (&a->job.thread, NULL, job_thread, a);
+  if (r) {
+    a->job.running = false;
+    *why = "cannot start a thread";
+    return -1;
+  }
+  a->job.joinable = true;
+  return 0;
+}
+
+void
+array_jobs_stop (struct array *a)
+{
+  pthread_mutex_lock (&a->job_lock);
+  __atomic_store_n (&a->job.stop, true, __ATOMIC_RELEASE);
+  pthread_mutex_unlock (&a->job_lock);
+  if (a->job.joinable) {
+    pthread_join (a->job.thread, NULL);
+    a->job.joinable = false;
+  }
+}
+
+int
+array_fail_member (struct array *a, int i, char **why)
+{
+  if (i < 0 || i >= a->nmembers) {
+    *why = "no such member";
+    return -1;
+  }
+  member_fail (a->members[i], EIO);
+  return 0;
+}
+
+int
+array_replace_member (struct array *a, int i, const char *name, char **why)
+{
+  static char msg[512];
+  uint64_t need = a->g.data_offset + a->g.stripes * a->g.chunk;
+  struct member *m;
+  int r = -1;
+
+  if (i < 0 || i >= a->nmembers) {
+    *why = "no such member";
+    return -1;
+  }
+  if (!member_failed (a->members[i])) {
+    *why = "the member has not failed: fail it first";
+    return -1;
+  }
+  if (strcmp (name, "missing") == 0) {
+    *why = "the replacement cannot be 'missing'";
+    return -1;
+  }
+  m = member_open (name, a->direct);
+  if (m == NULL) {
+    snprintf (msg, sizeof msg, "cannot open %s (see the nbdkit log)", name);
+    *why = msg;
+    return -1;
+  }
+  if (m->size < need) {
+    snprintf (msg, sizeof msg, "%s is too small: %" PRIu64 " bytes, the array "
+              "needs %" PRIu64, name, m->size, need);
+    *why = msg;
+    goto err;
+  }
+  for (int j = 0; j < a->nmembers; j++)
+    if (j != i && member_same (m, a->members[j])) {
+      snprintf (msg, sizeof msg, "%s is already member %d", name, j);
+      *why = msg;
+      goto err;
+    }
+
+  pthread_mutex_lock (&a->job_lock);
+  m->recovery_stripe = 0;
+  m->state = MEMBER_REBUILDING;
+  /* The old member stays allocated until the array closes: a request may
+   * still hold its pointer.
+   */
+  if (a->nretired < GEOMETRY_MAX_MEMBERS * 4)
+    a->retired[a->nretired++] = a->members[i];
+  __atomic_store_n (&a->members[i], m, __ATOMIC_RELEASE);
+  r = a->job.running && a->job.kind == JOB_REBUILD ? 0
+    : job_start (a, JOB_REBUILD, why);
+  pthread_mutex_unlock (&a->job_lock);
+  return r;
+
+ err:
+  member_close (m);
+  return -1;
+}
+
+int
+array_scrub_start (struct array *a, bool repair, char **why)
+{
+  int r;
+
+  if (array_failed_members (a) > 0 || next_rebuilding (a) >= 0) {
+    *why = "the array is degraded: replace the failed members first";
+    return -1;
+  }
+  pthread_mutex_lock (&a->job_lock);
+  a->job.repair = repair;
+  a->job.rows_done = 0;
+  a->job.mismatch_cnt = 0;
+  a->job.nbad = 0;
+  a->job.scrub_finished = false;
+  a->job.scrubbed = true;
+  r = job_start (a, JOB_SCRUB, why);
+  pthread_mutex_unlock (&a->job_lock);
+  return r;
+}
+
+void
+array_scrub_stop (struct array *a)
+{
+  pthread_mutex_lock (&a->job_lock);
+  if (a->job.running && a->job.kind == JOB_SCRUB)
+    __atomic_store_n (&a->job.stop, true, __ATOMIC_RELEASE);
+  pthread_mutex_unlock (&a->job_lock);
+}
+
+static const char *
+state_name (int state)
+{
+  switch (state) {
+  case MEMBER_IN_SYNC: return "in_sync";
+  case MEMBER_FAILED: return "failed";
+  default: return "rebuilding";
+  }
+}
+
+/* A JSON string (names are paths or URIs; escape what JSON requires). */
+static void
+json_string (FILE *f, const char *s)
+{
+  fputc ('"', f);
+  for (; *s; s++) {
+    if (*s == '"' || *s == '\\')
+      fprintf (f, "\\%c", *s);
+    else if ((unsigned char) *s < 0x20)
+      fprintf (f, "\\u%04x", *s);
+    else
+      fputc (*s, f);
+  }
+  fputc ('"', f);
+}
+
+void
+array_status_json (struct array *a, FILE *f)
+{
+  bool running, rebuild;
+  double elapsed;
+  uint64_t done = 0, total = a->g.stripes * a->g.chunk;
+
+  pthread_mutex_lock (&a->job_lock);
+  running = a->job.running;
+  rebuild = a->job.kind == JOB_REBUILD;
+  elapsed = now_s () - a->job.start;
+
+  fprintf (f, "{\"level\":%d,\"layout\":\"%s\",\"chunk\":%" PRIu64
+           ",\"size\":%" PRIu64 ",\"degraded\":%s,\"failed\":%d,\"members\":[",
+           a->g.level, geometry_layout_name (a->g.layout), a->g.chunk,
+           a->g.array_size,
+           array_failed_members (a) || next_rebuilding (a) >= 0 ? "true" : "false",
+           array_failed_members (a));
+  for (int i = 0; i < a->nmembers; i++) {
+    struct member *m = a->members[i];
+    int st = __atomic_load_n (&m->state, __ATOMIC_ACQUIRE);
+    uint64_t rec = st == MEMBER_IN_SYNC ? total
+      : st == MEMBER_FAILED ? 0
+      : __atomic_load_n (&m->recovery_stripe, __ATOMIC_ACQUIRE) * a->g.chunk;
+
+    fprintf (f, "%s{\"index\":%d,\"name\":", i ? "," : "", i);
+    json_string (f, m->name);
+    fprintf (f, ",\"state\":\"%s\",\"recovery_offset\":%" PRIu64 "}",
+             state_name (st), rec);
+  }
+  if (running && rebuild) {
+    struct member *m = a->members[a->job.member];
+
+    done = __atomic_load_n (&m->recovery_stripe, __ATOMIC_ACQUIRE) * a->g.chunk;
+  }
+  fprintf (f, "],\"rebuild\":{\"running\":%s,\"member\":%d,\"done\":%" PRIu64
+           ",\"total\":%" PRIu64 ",\"mb_per_s\":%.1f}",
+           running && rebuild ? "true" : "false",
+           running && rebuild ? a->job.member : -1, done, total,
+           running && rebuild && elapsed > 0
+           ? (done - a->job.first_row * a->g.chunk) / elapsed / 1e6 : 0.0);
+
+  done = __atomic_load_n (&a->job.rows_done, __ATOMIC_ACQUIRE) * a->g.chunk;
+  fprintf (f, ",\"scrub\":{\"running\":%s,\"repair\":%s,\"done\":%" PRIu64
+           ",\"total\":%" PRIu64 ",\"mb_per_s\":%.1f,\"mismatch_cnt\":%" PRIu64
+           ",\"finished\":%s,\"bad_data\":[",
+           running && !rebuild ? "true" : "false",
+           a->job.repair ? "true" : "false", done, total,
+           running && !rebuild && elapsed > 0 ? done / elapsed / 1e6 : 0.0,
+           __atomic_load_n (&a->job.mismatch_cnt, __ATOMIC_RELAXED),
+           a->job.scrub_finished ? "true" : "false");
+  for (size_t k = 0; k < __atomic_load_n (&a->job.nbad, __ATOMIC_ACQUIRE); k++)
+    fprintf (f, "%s{\"stripe\":%" PRIu64 ",\"member\":%d}", k ? "," : "",
+             a->job.bad[k].stripe, a->job.bad[k].member);
+  fprintf (f, "]}}\n");
+  pthread_mutex_unlock (&a->job_lock);
+}
