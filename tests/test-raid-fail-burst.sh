@@ -202,7 +202,8 @@ with faults.Harness(work) as hz:
                 ctl.wait_idle(30)
             rf.compare_all(arr, shadow, what + ": rebuilt")
             arr.stop()
-            rf.check_members(arr, paths, shadow, what + ": rebuilt", work)
+            rf.check_members(arr, paths, shadow, what + ": rebuilt", work,
+                             inprocess=False)
         else:
             arr.stop()
             for m in failed:

@@ -107,7 +107,8 @@ with faults.Harness(work) as hz:
                     "%s: after replacing: %s" % (what, st)
                 rf.compare_all(arr, shadow, what + ": after the rebuild")
                 arr.stop()
-                rf.check_members(arr, now, shadow, what + ": rebuilt", work)
+                rf.check_members(arr, now, shadow, what + ": rebuilt", work,
+                                 inprocess=fs != fsets[0])
                 for i in fs:
                     os.unlink(now[i])
             else:
