@@ -101,8 +101,11 @@ array_open (const struct array_config *cfg)
   min = smallest_member (a, &small);
   if (geometry_init (&a->g, cfg->level, cfg->layout, cfg->ndisks, cfg->chunk,
                      cfg->data_offset, min, &why) == -1) {
-    nbdkit_error ("raid: %s (smallest member: %s, %" PRIu64 " bytes)",
-                  why, cfg->disks[small], min);
+    if (strstr (why, "small"))    /* the errors about member sizes */
+      nbdkit_error ("raid: %s (smallest member: %s, %" PRIu64 " bytes)",
+                    why, cfg->disks[small], min);
+    else
+      nbdkit_error ("raid: %s", why);
     goto err;
   }
 
@@ -327,11 +330,13 @@ array_write (struct array *a, const void *buf, uint64_t count,
   return write_rows (a, buf, count, offset, fua);
 }
 
-/* Punch or zero-range one whole row on every member.  Returns 0, or -1
- * with errno (EOPNOTSUPP: some member cannot; the row may be half done).
+/* Punch or zero-range one whole row on every working member.  Returns 0,
+ * or -1 with errno (EOPNOTSUPP: some member cannot; *changed says whether
+ * any other member did it, leaving the row half done).
  */
 static int
-discard_row (struct array *a, uint64_t stripe, enum member_op op, bool fua)
+discard_row (struct array *a, uint64_t stripe, enum member_op op, bool fua,
+             bool *changed)
 {
   struct member_io ios[GEOMETRY_MAX_MEMBERS];
   int n = 0;
@@ -344,6 +349,8 @@ discard_row (struct array *a, uint64_t stripe, enum member_op op, bool fua)
       };
   if (member_io_run (ios, n) == -1) {
     for (int i = 0; i < n; i++)
+      *changed |= ios[i].err == 0;
+    for (int i = 0; i < n; i++)
       if (ios[i].err == EOPNOTSUPP) {
         errno = EOPNOTSUPP;
         return -1;
@@ -355,8 +362,9 @@ discard_row (struct array *a, uint64_t stripe, enum member_op op, bool fua)
 }
 
 /* Zero whole rows [first, end).  may_write: fall back to writing zeroes
- * where the members cannot discard; otherwise that is ENOTSUP (after the
- * row in question has been made consistent again).
+ * where the members cannot discard; otherwise fail with ENOTSUP, having
+ * changed nothing unless some members discarded and others could not, in
+ * which case the row is written with zeroes first to make it consistent.
  */
 static int
 zero_rows (struct array *a, uint64_t first, uint64_t end, bool may_trim,
@@ -364,6 +372,7 @@ zero_rows (struct array *a, uint64_t first, uint64_t end, bool may_trim,
 {
   for (uint64_t s = first; s < end; s++) {
     struct stripe_head *sh = stripe_cache_get (a->cache, s);
+    bool changed = false;
     int r = -1;
 
     if (sh == NULL)
@@ -371,17 +380,22 @@ zero_rows (struct array *a, uint64_t first, uint64_t end, bool may_trim,
     stripe_head_invalidate (a->cache, sh);
     errno = EOPNOTSUPP;
     if (may_trim && a->can_punch &&
-        (r = discard_row (a, s, MEMBER_PUNCH, fua)) == -1 && errno == EOPNOTSUPP)
+        (r = discard_row (a, s, MEMBER_PUNCH, fua, &changed)) == -1 &&
+        errno == EOPNOTSUPP)
       a->can_punch = false;
     if (r == -1 && errno == EOPNOTSUPP && a->can_zero_range &&
-        (r = discard_row (a, s, MEMBER_ZERO, fua)) == -1 && errno == EOPNOTSUPP)
+        (r = discard_row (a, s, MEMBER_ZERO, fua, &changed)) == -1 &&
+        errno == EOPNOTSUPP)
       a->can_zero_range = false;
     if (r == -1 && errno == EOPNOTSUPP) {
-      r = stripe_write (a->cache, sh, 0, a->g.stripe_data_bytes, NULL, fua);
+      if (may_write || changed)
+        r = stripe_write (a->cache, sh, 0, a->g.stripe_data_bytes, NULL, fua);
       if (r == 0 && !may_write) {
         r = -1;
         errno = ENOTSUP;
       }
+      else if (!may_write && !changed)
+        errno = ENOTSUP;
     }
     stripe_cache_put (a->cache, sh);
     if (r == -1) {

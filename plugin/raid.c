@@ -67,10 +67,11 @@ parse_size_param (const char *key, const char *value, uint64_t *out)
 {
   int64_t r = nbdkit_parse_size (value);
 
-  if (r == -1)
-    return -1;                  /* nbdkit_parse_size said why */
+  if (r == -1) {
+    nbdkit_error ("%s=%s: not a size", key, value);
+    return -1;
+  }
   *out = r;
-  (void) key;
   return 0;
 }
 

@@ -7,7 +7,7 @@ packages="
   build-essential autoconf automake libtool pkg-config perl
   nbdkit nbdkit-plugin-dev liburing-dev libnbd-dev libnbd-bin python3-libnbd
   check libisal-dev libsimde-dev
-  qemu-utils fio valgrind
+  qemu-utils fio valgrind bc
 "
 
 export DEBIAN_FRONTEND=noninteractive

@@ -1,0 +1,92 @@
+#!/bin/bash
+# Failure benchmark: a RAID-6 of six tmpfs members served healthy, with one
+# and with two members failed (fail N through the control socket), read by
+# fio's nbd engine in one run so the ratios compare like with like; then the
+# rebuild speed of a tmpfs member, idle and under a random-write load.
+#
+# Usage: bench/e2e-degraded.sh [--quick]   (from a built tree;
+# make bench-degraded).  Environment: CHUNK (default 256K), MEMBER_SIZE
+# (default 256M), FIO_RUNTIME (default 10), DIR (default /dev/shm).
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+plugin="$top/plugin/.libs/nbdkit-raid-plugin.so"
+ctl="$top/tools/nbdkit-raid-ctl"
+jobs="$top/bench/fio"
+export PATH=/usr/bin:$PATH
+CHUNK=${CHUNK:-256K}
+MEMBER_SIZE=${MEMBER_SIZE:-256M}
+export FIO_RUNTIME=${FIO_RUNTIME:-10}
+[ "${1:-}" = --quick ] && FIO_RUNTIME=3
+base=${DIR:-/dev/shm}
+
+for t in nbdkit nbdinfo fio; do
+  command -v $t >/dev/null || { echo "e2e-degraded: $t is needed" >&2; exit 1; }
+done
+[ -f "$plugin" ] || { echo "e2e-degraded: build first (make)" >&2; exit 1; }
+
+dir=$(mktemp -d "$base/nbdkit-raid-deg.XXXXXX")
+pid=
+cleanup () { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$dir"; }
+trap cleanup EXIT
+
+disks=
+for i in 0 1 2 3 4 5; do
+  truncate -s "$MEMBER_SIZE" "$dir/m$i.img"
+  disks="$disks disk=$dir/m$i.img"
+done
+sock=$dir/raid.sock
+# shellcheck disable=SC2086
+nbdkit -f -U "$sock" "$plugin" level=6 chunk="$CHUNK" control="$dir/ctl" $disks \
+  2>"$dir/nbdkit.log" &
+pid=$!
+for _ in $(seq 100); do
+  nbdinfo --can connect "nbd+unix:///?socket=$sock" 2>/dev/null && break
+  sleep 0.1
+done
+export NBD_URI="nbd+unix:///?socket=$sock" FIO_SIZE=1G
+
+fio_val () {                    # fio_val JOB RW KEY -> number
+  fio --output-format=json --output="$dir/out.json" "$jobs/$1.fio" >/dev/null
+  /usr/bin/python3 -c "import json,sys; j=json.load(open('$dir/out.json'))['jobs'][0]['$2']; print(j['iops'] if '$3'=='iops' else j['bw_bytes']/1e6)"
+}
+
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)
+echo "e2e-degraded: CPU $cpu, $(nproc) cores; RAID-6, 6 members on $base, chunk $CHUNK, ${FIO_RUNTIME}s per job"
+fio --output-format=json --output=/dev/null "$jobs/seqwrite-1m.fio" >/dev/null   # fill
+
+declare -A rr sr
+for state in healthy one-failed two-failed; do
+  case $state in
+    one-failed) "$ctl" "$dir/ctl" fail 1 >/dev/null ;;
+    two-failed) "$ctl" "$dir/ctl" fail 4 >/dev/null ;;
+  esac
+  rr[$state]=$(fio_val randread-4k read iops)
+  sr[$state]=$(fio_val seqread-1m read bw)
+done
+printf '%-12s %14s %8s %14s %8s\n' state "4K rand IOPS" ratio "1M seq MB/s" ratio
+for state in healthy one-failed two-failed; do
+  printf '%-12s %14.0f %8.2f %14.1f %8.2f\n' "$state" "${rr[$state]}" \
+    "$(echo "${rr[$state]} / ${rr[healthy]}" | bc -l)" "${sr[$state]}" \
+    "$(echo "${sr[$state]} / ${sr[healthy]}" | bc -l)"
+done
+
+rebuild () {                    # rebuild MEMBER -> seconds
+  truncate -s "$MEMBER_SIZE" "$dir/new$1.img"
+  local t0 t1
+  t0=$(date +%s.%N)
+  "$ctl" "$dir/ctl" replace "$1" "$dir/new$1.img" >/dev/null
+  "$ctl" "$dir/ctl" wait 600 >/dev/null
+  t1=$(date +%s.%N)
+  echo "$t1 - $t0" | bc -l
+}
+size_mb=$(( $(stat -c %s "$dir/m0.img") / 1000000 ))
+t=$(rebuild 1)
+printf 'rebuild of one %s member, idle:          %6.2f s = %7.1f MB/s\n' "$MEMBER_SIZE" "$t" "$(echo "$size_mb / $t" | bc -l)"
+fio --output-format=json --output=/dev/null "$jobs/randwrite-4k.fio" >/dev/null &
+load=$!
+sleep 1
+t=$(rebuild 4)
+wait $load || true
+printf 'rebuild of one %s member, 4K randwrite: %6.2f s = %7.1f MB/s\n' "$MEMBER_SIZE" "$t" "$(echo "$size_mb / $t" | bc -l)"
+"$ctl" "$dir/ctl" show | head -1
