@@ -32,3 +32,5 @@ TESTS += test-raid-fail-degraded.sh
 EXTRA_DIST += test-raid-fail-degraded.sh
 TESTS += test-raid-fail-burst.sh
 EXTRA_DIST += test-raid-fail-burst.sh
+TESTS += test-raid-fail-control.sh
+EXTRA_DIST += test-raid-fail-control.sh
