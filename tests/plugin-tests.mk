@@ -34,3 +34,5 @@ TESTS += test-raid-fail-burst.sh
 EXTRA_DIST += test-raid-fail-burst.sh
 TESTS += test-raid-fail-control.sh
 EXTRA_DIST += test-raid-fail-control.sh
+TESTS += test-raid-fail-scrub.sh
+EXTRA_DIST += test-raid-fail-scrub.sh
