@@ -36,3 +36,5 @@ TESTS += test-raid-fail-control.sh
 EXTRA_DIST += test-raid-fail-control.sh
 TESTS += test-raid-fail-scrub.sh
 EXTRA_DIST += test-raid-fail-scrub.sh
+TESTS += test-raid-fail-rebuild.sh
+EXTRA_DIST += test-raid-fail-rebuild.sh

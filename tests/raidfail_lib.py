@@ -21,6 +21,8 @@ Run with /usr/bin/python3 (Debian's, which has the nbd module).
 
 import json
 import os
+import random
+import threading
 import socket
 import subprocess
 import sys
@@ -234,6 +236,138 @@ def random_ops(arr, rng, shadow, nops, what, h=None, reads=True):
                         "%s, op %d: read-back" % (what, i))
             counts["read"] += 1
     return counts
+
+
+# Clients that keep the array busy.
+
+def deal_pieces(rng, size, chunk, row, nclients):
+    """Cut the array into pieces of 1 byte to 2 rows and deal them round
+    robin: the clients share every stripe but never a byte, so each
+    client's shadow bytes are its own and must read back exact."""
+    pieces, off = [], 0
+    while off < size:
+        k = rng.random()
+        pn = (rng.randint(1, 600) if k < 0.3 else
+              rng.randint(512, 3 * chunk) if k < 0.9 else
+              rng.randint(row, 2 * row))
+        pn = min(pn, size - off)
+        pieces.append((off, pn))
+        off += pn
+    return [pieces[i::nclients] for i in range(nclients)]
+
+
+class Client(threading.Thread):
+    """One client on its own connection: writes (some FUA), zeroes,
+    flushes and reads of its own pieces until stop is set.  The shadow
+    changes only when a request succeeds; a failed request is recorded in
+    errors and its piece's bytes re-read (they may be old or new), so
+    every later read checks every acknowledged write."""
+
+    def __init__(self, arr, ci, pieces, shadow, stop, seed):
+        super().__init__(daemon=True)
+        self.arr, self.ci, self.pieces = arr, ci, pieces
+        self.shadow, self.stop = shadow, stop
+        self.rng = random.Random(seed)
+        self.h = arr.connect()
+        self.errors = []          # (op, offset, length, errno)
+        self.done = {"write": 0, "zero": 0, "read": 0, "flush": 0}
+        self.exc = None
+
+    def run(self):
+        try:
+            self.loop()
+        except BaseException as e:
+            self.exc = e
+
+    def loop(self):
+        rng, shadow, h = self.rng, self.shadow, self.h
+        while not self.stop.is_set():
+            poff, pn = rng.choice(self.pieces)
+            if rng.random() < 0.3:
+                off, n = poff, pn
+            else:
+                a = rng.randrange(pn)
+                off, n = poff + a, rng.randint(1, pn - a)
+            k = rng.random()
+            op = ("write" if k < 0.7 else "zero" if k < 0.8 else
+                  "read" if k < 0.97 else "flush")
+            try:
+                if op == "write":
+                    data = rng.randbytes(n)
+                    h.pwrite(data, off,
+                             nbd.CMD_FLAG_FUA if rng.random() < 0.1 else 0)
+                    shadow[off:off + n] = data
+                elif op == "zero":
+                    h.zero(n, off)
+                    shadow[off:off + n] = bytes(n)
+                elif op == "read":
+                    check_range(self.arr, h, shadow, poff, pn,
+                                "client %d: read-back under load" % self.ci)
+                else:
+                    h.flush()
+                self.done[op] += 1
+            except nbd.Error as e:
+                self.errors.append((op, off, n, e.errno or str(e)))
+                try:
+                    shadow[poff:poff + pn] = h.pread(pn, poff)
+                except nbd.Error:
+                    pass
+
+    def total(self):
+        return sum(self.done.values())
+
+
+class Load:
+    """with Load(arr, shadow, n, seed) as load: ... ; load.total() counts
+    completed requests; leaving the block stops and checks the clients:
+    any exception or failed request is an AssertionError."""
+
+    def __init__(self, arr, shadow, nclients, seed, what):
+        self.what = what
+        rng = random.Random(seed)
+        deal = deal_pieces(rng, len(shadow), arr.chunk, arr.row, nclients)
+        self.stop = threading.Event()
+        self.clients = [Client(arr, i, deal[i], shadow, self.stop,
+                               seed * 1000 + i) for i in range(nclients)]
+
+    def __enter__(self):
+        for c in self.clients:
+            c.start()
+        return self
+
+    def total(self):
+        return sum(c.total() for c in self.clients)
+
+    def counts(self):
+        out = {}
+        for c in self.clients:
+            for k, v in c.done.items():
+                out[k] = out.get(k, 0) + v
+        return out
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        for c in self.clients:
+            c.join(60)
+        for c in self.clients:
+            try:
+                c.h.shutdown()
+            except nbd.Error:
+                pass
+        if exc[0] is not None:
+            return False
+        for c in self.clients:
+            if c.is_alive():
+                raise AssertionError("%s: client %d hangs" % (self.what, c.ci))
+            if c.exc:
+                raise c.exc
+        errors = [(c.ci,) + e for c in self.clients for e in c.errors]
+        if errors:
+            raise AssertionError(
+                "%s: %d client requests failed although the array stayed "
+                "within its tolerance; the first (client, op, offset, "
+                "length, errno): %s" % (self.what, len(errors), errors[:5]))
+        return False
 
 
 # The member files.

@@ -26,8 +26,7 @@ fi
 test_seed
 
 cat > "$tmpdir/burst.py" <<'EOF'
-import os, random, threading, time
-import nbd
+import os, random, time
 import faults
 import raidfail_lib as rf
 
@@ -47,68 +46,6 @@ configs = [
 ]
 
 
-class Client(threading.Thread):
-    def __init__(self, arr, ci, pieces, shadow, stop):
-        super().__init__()
-        self.arr, self.ci, self.pieces = arr, ci, pieces
-        self.shadow, self.stop = shadow, stop
-        self.rng = random.Random(seed * 1000 + ci)
-        self.h = arr.connect()
-        self.errors = []          # (op, off, n, errno)
-        self.done = {"write": 0, "zero": 0, "read": 0, "flush": 0}
-        self.exc = None
-
-    def run(self):
-        try:
-            self.loop()
-        except BaseException as e:
-            self.exc = e
-
-    def loop(self):
-        rng, shadow, h = self.rng, self.shadow, self.h
-        while not self.stop.is_set():
-            poff, pn = rng.choice(self.pieces)
-            if rng.random() < 0.3:
-                off, n = poff, pn
-            else:
-                a = rng.randrange(pn)
-                off, n = poff + a, rng.randint(1, pn - a)
-            k = rng.random()
-            try:
-                if k < 0.7:
-                    data = rng.randbytes(n)
-                    h.pwrite(data, off,
-                             nbd.CMD_FLAG_FUA if rng.random() < 0.1 else 0)
-                    shadow[off:off + n] = data
-                    self.done["write"] += 1
-                elif k < 0.8:
-                    h.zero(n, off)
-                    shadow[off:off + n] = bytes(n)
-                    self.done["zero"] += 1
-                elif k < 0.97:
-                    # Only this client writes here: it must be exact.
-                    rf.check_range(self.arr, h, shadow, poff, pn,
-                                   "client %d: read-back during the burst"
-                                   % self.ci)
-                    self.done["read"] += 1
-                else:
-                    h.flush()
-                    self.done["flush"] += 1
-            except nbd.Error as e:
-                # Its bytes are now old or new: adopt what is there, so
-                # that one failure is reported once, not at every read.
-                self.errors.append((["write", "zero", "read", "flush"]
-                                    [(k >= 0.7) + (k >= 0.8) + (k >= 0.97)],
-                                    off, n, e.errno or str(e)))
-                try:
-                    shadow[poff:poff + pn] = h.pread(pn, poff)
-                except nbd.Error:
-                    pass
-
-    def total(self):
-        return sum(self.done.values())
-
-
 t0 = time.monotonic()
 with faults.Harness(work) as hz:
     for ci, (level, n, layout, chunk, flist) in enumerate(configs):
@@ -121,27 +58,11 @@ with faults.Harness(work) as hz:
         arr = hz.array(["remote"] * n, member_size=512 * K, level=level,
                        chunk=chunk, layout=layout, params=params)
         shadow = rf.fill(arr.h, rng)
-        size = len(shadow)
 
-        # Pieces of 1 byte to 2 rows, dealt round robin.
-        pieces, off = [], 0
-        while off < size:
-            k = rng.random()
-            pn = (rng.randint(1, 600) if k < 0.3 else
-                  rng.randint(512, 3 * chunk) if k < 0.9 else
-                  rng.randint(arr.row, 2 * arr.row))
-            pn = min(pn, size - off)
-            pieces.append((off, pn))
-            off += pn
-        stop = threading.Event()
-        clients = [Client(arr, i, pieces[i::nclients], shadow, stop)
-                   for i in range(nclients)]
-        for c in clients:
-            c.start()
         phases = []
-        try:
+        with rf.Load(arr, shadow, nclients, seed * 100 + ci, what) as load:
             time.sleep(phase_s)
-            phases.append(("healthy", sum(c.total() for c in clients)))
+            phases.append(("healthy", load.total()))
             for how, m in flist:
                 member = arr.members[m]
                 if how == "eio":
@@ -151,38 +72,19 @@ with faults.Harness(work) as hz:
                     member.fail_reads(True)
                 else:
                     member.kill()
-                before = sum(c.total() for c in clients)
+                before = load.total()
                 time.sleep(phase_s)
                 phases.append(("%s on member %d" % (how, m),
-                               sum(c.total() for c in clients) - before))
-        finally:
-            stop.set()
-            for c in clients:
-                c.join(30)
-        for c in clients:
-            if c.is_alive():
-                raise AssertionError("%s: client %d hangs" % (what, c.ci))
-            if c.exc:
-                raise c.exc
-        errors = [(c.ci,) + e for c in clients for e in c.errors]
-        if errors:
-            raise AssertionError(
-                "%s: %d requests failed although the array stayed within its "
-                "tolerance; the first: %s" % (what, len(errors), errors[:5]))
+                               load.total() - before))
         for name, ops in phases:
             assert ops > 0, "%s: no request completed in phase '%s'" % (
                 what, name)
-        counts = {}
-        for c in clients:
-            for k, v in c.done.items():
-                counts[k] = counts.get(k, 0) + v
+        counts = load.counts()
 
         # Every acknowledged write, through a fresh connection.
         h = arr.connect()
         rf.compare_all(arr, shadow, what + ": after the burst", h=h)
         h.shutdown()
-        for c in clients:
-            c.h.shutdown()
         failed = [m for how, m in flist]
         for m in failed:
             rf.expect_log(arr, "member %s failed" % arr.members[m].disk, what)
