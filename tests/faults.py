@@ -539,6 +539,24 @@ def try_io(fn, *args):
         return None, e.errno or str(e)
 
 
+def timed(fn, *args):
+    """(result, errno name or None, seconds) for one nbd call."""
+    t0 = time.monotonic()
+    r, err = try_io(fn, *args)
+    return r, err, time.monotonic() - t0
+
+
+def fill(arr, rng):
+    """Write random data over the whole array (whole rows, so no reads);
+    returns the shadow image."""
+    shadow = bytearray(rng.randbytes(arr.size))
+    step = 4 * arr.row
+    for off in range(0, arr.size, step):
+        arr.h.pwrite(shadow[off:off + step], off)
+    arr.h.flush()
+    return shadow
+
+
 def retry(fn, timeout, interval=0.1):
     """Call fn until it returns without nbd.Error, for at most timeout
     seconds; returns (result, attempts, seconds), raises the last error."""
