@@ -38,3 +38,18 @@ TESTS += test-raid-fail-scrub.sh
 EXTRA_DIST += test-raid-fail-scrub.sh
 TESTS += test-raid-fail-rebuild.sh
 EXTRA_DIST += test-raid-fail-rebuild.sh
+
+# Remote members (NBD URIs) and the fault-injection harness: faults.py
+# serves each member through its own nbdkit (error and delay filters) so
+# that tests can fail, kill, stop and restart it.
+EXTRA_DIST += faults.py
+TESTS += test-raid-remote-shadow.sh
+EXTRA_DIST += test-raid-remote-shadow.sh
+TESTS += test-raid-remote-eio.sh
+EXTRA_DIST += test-raid-remote-eio.sh
+TESTS += test-raid-remote-kill.sh
+EXTRA_DIST += test-raid-remote-kill.sh
+TESTS += test-raid-remote-hang.sh
+EXTRA_DIST += test-raid-remote-hang.sh
+TESTS += test-raid-remote-restart.sh
+EXTRA_DIST += test-raid-remote-restart.sh
