@@ -53,3 +53,5 @@ TESTS += test-raid-remote-hang.sh
 EXTRA_DIST += test-raid-remote-hang.sh
 TESTS += test-raid-remote-restart.sh
 EXTRA_DIST += test-raid-remote-restart.sh
+TESTS += test-raid-fail-random.sh
+EXTRA_DIST += test-raid-fail-random.sh
