@@ -1,0 +1,206 @@
+#!/bin/bash
+# End-to-end benchmark of remote members: fio's nbd engine against the
+# same RAID array twice in one run, once over six local tmpfs member files
+# and once over six remote members (one nbdkit memory server per member,
+# each on its own loopback Unix socket, attached as nbd+unix:// URIs), so
+# that the ratio remote/local compares like with like on a noisy machine.
+#
+# Then a short profiling pass measures how many requests each remote
+# member has in flight.  Method: each member server gets nbdkit's log
+# filter (outermost), which writes one line when a request arrives and
+# one when its reply is sent, with microsecond timestamps; from those the
+# script computes, per member, the requests served, the connections the
+# plugin opened to it, the time-weighted mean number of requests in
+# flight over the job and the maximum.  The log filter slows the servers,
+# so the profiling pass's own IOPS are not the benchmark's figures.
+#
+# Usage: bench/e2e-remote.sh [--quick]     (from a built tree)
+# Environment: LEVEL (default 6), CHUNK (default 256K), MEMBER_SIZE
+# (default 256M), FIO_RUNTIME (seconds per job, default 10), PROFILE_RUNTIME
+# (default 3), DIR (default /dev/shm).
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+plugin="$top/plugin/.libs/nbdkit-raid-plugin.so"
+jobs="$top/bench/fio"
+export PATH=/usr/bin:$PATH
+LEVEL=${LEVEL:-6}
+CHUNK=${CHUNK:-256K}
+MEMBER_SIZE=${MEMBER_SIZE:-256M}
+export FIO_RUNTIME=${FIO_RUNTIME:-10}
+PROFILE_RUNTIME=${PROFILE_RUNTIME:-3}
+[ "${1:-}" = --quick ] && FIO_RUNTIME=3 && PROFILE_RUNTIME=2
+base=${DIR:-/dev/shm}
+nmembers=6
+joblist="seqwrite-1m randwrite-4k randread-4k seqread-1m rmw-latency-4k"
+profile_jobs="randwrite-4k randread-4k seqwrite-1m"
+
+for t in nbdkit nbdinfo fio; do
+  command -v $t >/dev/null || { echo "e2e-remote: $t is needed" >&2; exit 1; }
+done
+[ -f "$plugin" ] || { echo "e2e-remote: build first (make)" >&2; exit 1; }
+
+dir=$(mktemp -d "$base/nbdkit-raid-e2e-remote.XXXXXX")
+pids=()
+cleanup () {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# bg_serve SOCK ARGS...: nbdkit in the background on SOCK, ready on return.
+bg_serve () {
+  local s=$1; shift
+  rm -f "$s"
+  nbdkit -f -U "$s" "$@" >>"$dir/nbdkit.log" 2>&1 &
+  pids+=($!)
+  for _ in $(seq 100); do
+    nbdinfo --can connect "nbd+unix:///?socket=$s" 2>/dev/null && return
+    sleep 0.1
+  done
+  echo "e2e-remote: nbdkit $* did not start:" >&2; cat "$dir/nbdkit.log" >&2; exit 1
+}
+
+# stop_all: stop every server (member servers flush their logs on exit).
+stop_all () {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  pids=()
+}
+
+# local_disks / remote_disks [FILTER-ARGS...]: the disk= list of 6 members.
+local_disks () {
+  disks=""
+  for ((i = 0; i < nmembers; i++)); do
+    rm -f "$dir/m$i.img"; truncate -s "$MEMBER_SIZE" "$dir/m$i.img"
+    disks+=" disk=$dir/m$i.img"
+  done
+}
+remote_disks () {
+  disks=""
+  for ((i = 0; i < nmembers; i++)); do
+    local extra=()
+    [ "${1:-}" = log ] && extra=(--filter=log memory logfile="$dir/member$i.log")
+    [ ${#extra[@]} -eq 0 ] && extra=(memory)
+    bg_serve "$dir/member$i.sock" "${extra[@]}" size="$MEMBER_SIZE"
+    disks+=" disk=nbd+unix:///?socket=$dir/member$i.sock"
+  done
+}
+
+array_size () {
+  nbdinfo --size "nbd+unix:///?socket=$dir/array.sock"
+}
+
+run_jobs () {                   # run_jobs TARGET JOBS...
+  local target=$1; shift
+  export NBD_URI="nbd+unix:///?socket=$dir/array.sock"
+  FIO_SIZE=$(array_size); export FIO_SIZE
+  for job in "$@"; do
+    fio --output-format=json --output="$dir/$target.$job.json" "$jobs/$job.fio" >/dev/null
+  done
+}
+
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)
+echo "e2e-remote: CPU $cpu, $(nproc) cores; RAID-$LEVEL of $nmembers members of" \
+     "$MEMBER_SIZE, chunk $CHUNK; ${FIO_RUNTIME}s per job"
+echo "e2e-remote: local members: tmpfs files in $base;" \
+     "remote members: nbdkit memory servers on Unix sockets"
+
+# 1. Local members.
+local_disks
+# shellcheck disable=SC2086
+bg_serve "$dir/array.sock" "$plugin" level="$LEVEL" chunk="$CHUNK" $disks
+run_jobs local $joblist
+stop_all; rm -f "$dir"/m*.img
+
+# 2. Remote members.
+remote_disks
+# shellcheck disable=SC2086
+bg_serve "$dir/array.sock" "$plugin" level="$LEVEL" chunk="$CHUNK" $disks
+run_jobs remote $joblist
+stop_all
+
+# 3. Profiling pass: remote members behind the log filter, one job at a
+# time, each with fresh servers so that each log holds one job.
+for job in $profile_jobs; do
+  remote_disks log
+  # shellcheck disable=SC2086
+  bg_serve "$dir/array.sock" "$plugin" level="$LEVEL" chunk="$CHUNK" $disks
+  FIO_RUNTIME=$PROFILE_RUNTIME run_jobs profile "$job"
+  stop_all
+  mkdir -p "$dir/logs.$job"
+  mv "$dir"/member*.log "$dir/logs.$job/"
+done
+
+/usr/bin/python3 - "$dir" "$joblist" "$profile_jobs" "$nmembers" "$PROFILE_RUNTIME" <<'PY'
+import json, re, sys
+from datetime import datetime
+d, joblist, profile_jobs = sys.argv[1], sys.argv[2].split(), sys.argv[3].split()
+n, profile_runtime = int(sys.argv[4]), sys.argv[5]
+units = {"seqwrite-1m": ("write", "MB/s"), "randwrite-4k": ("write", "IOPS"),
+         "randread-4k": ("read", "IOPS"), "seqread-1m": ("read", "MB/s"),
+         "rmw-latency-4k": ("write", "us")}
+def val(target, job):
+    rw, unit = units[job]
+    j = json.load(open(f"{d}/{target}.{job}.json"))["jobs"][0][rw]
+    if unit == "IOPS": return j["iops"]
+    if unit == "MB/s": return j["bw_bytes"] / 1e6
+    return j["clat_ns"]["mean"] / 1e3
+print()
+print(f"{'job':16} {'unit':5} {'local':>10} {'remote':>10} {'remote/local':>13}")
+for job in joblist:
+    l, r = val("local", job), val("remote", job)
+    print(f"{job:16} {units[job][1]:5} {l:10.1f} {r:10.1f} {r / l:13.2f}")
+print("(for rmw-latency-4k, mean completion latency: lower is better)")
+
+# In flight per member, from the log filter's request/reply lines.
+start = re.compile(r"^(\S+ \S+) connection=(\d+) (Read|Write|Zero|Trim|Flush|Cache|Extents) id=")
+end = re.compile(r"^(\S+ \S+) connection=(\d+) \.\.\.(Read|Write|Zero|Trim|Flush|Cache|Extents) id=")
+def ts(s):
+    return datetime.strptime(s, "%Y-%m-%d %H:%M:%S.%f").timestamp()
+print()
+print("Requests in flight on each remote member (log filter; profiling pass,")
+print("%s s per job after 2 s of ramp): requests served, member requests per" % profile_runtime)
+print("client request (rates), connections opened by the plugin, time-weighted")
+print("mean in flight over the job, maximum in flight.")
+for job in profile_jobs:
+    fio = json.load(open(f"{d}/profile.{job}.json"))["jobs"][0]
+    rw = units[job][0]
+    client_iops = fio[rw]["iops"]
+    print(f"\n{job}: client iodepth {fio['job options'].get('iodepth', '?')}, "
+          f"{client_iops:.0f} client requests/s under the log filter")
+    print(f"  {'member':7} {'requests':>9} {'per client req':>15} {'conns':>6} "
+          f"{'mean in flight':>15} {'max':>5}")
+    for m in range(n):
+        events, conns, reqs = [], set(), 0
+        with open(f"{d}/logs.{job}/member{m}.log") as f:
+            for line in f:
+                mo = end.match(line)
+                if mo:
+                    events.append((ts(mo.group(1)), -1))
+                    continue
+                mo = start.match(line)
+                if mo:
+                    events.append((ts(mo.group(1)), 1))
+                    conns.add(mo.group(2))
+                    reqs += 1
+        events.sort(key=lambda e: (e[0], e[1]))
+        if not events:
+            print(f"  {m:<7} {0:>9}")
+            continue
+        cur = mx = 0
+        area = 0.0
+        t_prev = events[0][0]
+        for t, delta in events:
+            area += cur * (t - t_prev)
+            t_prev = t
+            cur += delta
+            mx = max(mx, cur)
+        span = events[-1][0] - events[0][0]
+        mean = area / span if span > 0 else 0.0
+        per = reqs / span / client_iops if span > 0 and client_iops else 0.0
+        print(f"  {m:<7} {reqs:>9} {per:>15.2f} {len(conns):>6} {mean:>15.2f} {mx:>5}")
+PY
