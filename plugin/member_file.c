@@ -45,6 +45,12 @@
 
 #include <liburing.h>
 
+#ifdef HAVE_VALGRIND_MEMCHECK_H
+#include <valgrind/memcheck.h>
+#else
+#define VALGRIND_MAKE_MEM_DEFINED(p, n) ((void) 0)
+#endif
+
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
@@ -157,6 +163,9 @@ complete (struct member_io *io, int res)
     io->err = EIO;              /* the member shrank under us */
     return false;
   }
+  /* The kernel filled the buffer behind valgrind's back. */
+  if (io->op == MEMBER_READ)
+    VALGRIND_MAKE_MEM_DEFINED ((uint8_t *) io->buf + io->done, res);
   io->done += res;
   return io->done < io->len;
 }
