@@ -1,0 +1,189 @@
+#!/bin/bash
+# Description: build libparity and test_parity for aarch64, run the Check
+# suite under qemu-aarch64 on several CPU models, and the host's own
+# test_parity, then print which implementation passed where.
+#
+# Usage: check-cross.sh SRCDIR BUILDDIR [HOST_TEST_PARITY]
+# (make check-cross passes BUILDDIR = build-aarch64 and the host's
+# tests/test_parity, which covers the SIMDe build of the AVX-512 kernels.)
+#
+# Why each column.  test_parity tests every implementation parity_impls()
+# lists, and the list depends on the CPU, so the same binary runs on:
+#   cortex-a72          NEON only: the SVE family must not be listed;
+#   sve-VL (VL bytes)   QEMU's "max" CPU with sve-default-vector-length=VL,
+#                       16, 32, 64 and 256: the SVE kernels are vector-length
+#                       agnostic and must pass at each; 64 and 256 bytes are
+#                       wider than a 64-byte buffer, so the predicated tails
+#                       are exercised too;
+#   host                this machine's build: generic, SSE2, AVX2, AVX-512
+#                       where the CPU has it, and simde_avx512 everywhere.
+# The aarch64 build also contains simde_avx512 (SIMDe on NEON) when the
+# cross compiler finds SIMDe's headers.
+#
+# Source copy.  Automake refuses an out-of-tree configure of a source tree
+# that is itself configured, so when SRCDIR has a config.status the script
+# copies the working tree's files (git ls-files: tracked and untracked but
+# not ignored) plus the generated autotools files into BUILDDIR/src.
+#
+# Emulated runs use PARITY_TEST_QUICK=1 (shorter buffers; every disk count
+# and failure pair is still tried): a full run takes most of an hour under
+# TCG.  Exit status: 0 when every implementation passed everywhere it is
+# expected to run, 1 otherwise, 77 when a tool is missing (see
+# tests/cross/install-deps.sh).
+
+set -u
+
+srcdir=$(cd "${1:?usage: $0 SRCDIR BUILDDIR [HOST_TEST_PARITY]}" && pwd)
+mkdir -p "${2:?}"
+builddir=$(cd "$2" && pwd)
+host_test=${3:-}
+host=aarch64-linux-gnu
+qemu="qemu-aarch64 -L /usr/$host"
+sve_vls="16 32 64 256"
+run_timeout=1800
+
+missing=
+for tool in $host-gcc qemu-aarch64; do
+  command -v $tool >/dev/null || missing="$missing $tool"
+done
+if [ ! -f /usr/lib/$host/pkgconfig/check.pc ]; then
+  missing="$missing check:arm64"
+fi
+if [ -n "$missing" ]; then
+  echo "$0: missing:$missing; run tests/cross/install-deps.sh" >&2
+  exit 77
+fi
+
+# --- a source tree that can be configured out of tree ---------------------
+src=$srcdir
+if [ -f "$srcdir/config.status" ]; then
+  if ! git -C "$srcdir" rev-parse --git-dir >/dev/null 2>&1; then
+    echo "$0: $srcdir is configured and not a git checkout; use a VPATH build" >&2
+    exit 1
+  fi
+  src=$builddir/src
+  rm -rf "$src"
+  mkdir -p "$src"
+  rel=${builddir#"$srcdir"/}
+  ( cd "$srcdir" &&
+    { git ls-files -co --exclude-standard
+      ls configure aclocal.m4 config.h.in
+      find build-aux m4 -type f 2>/dev/null
+      find . -name Makefile.in -path './*' | sed 's,^\./,,'
+    } | grep -v -e "^$rel/" -e '^build-aarch64/' | sort -u |
+    tar -cf - -T - ) | tar -xf - -C "$src" || {
+      echo "$0: cannot copy the source tree (needs git)" >&2; exit 1; }
+fi
+
+# --- build --------------------------------------------------------------------
+obj=$builddir/obj
+logs=$builddir/logs
+mkdir -p "$obj" "$logs"
+echo "check-cross: configuring $host in $obj"
+( cd "$obj" &&
+  PKG_CONFIG_LIBDIR=/usr/lib/$host/pkgconfig:/usr/share/pkgconfig \
+    "$src/configure" --host=$host --disable-plugin --enable-werror \
+    > "$logs/configure.log" 2>&1 ) || {
+  echo "$0: configure failed, see $logs/configure.log" >&2; exit 1; }
+echo "check-cross: building libparity and test_parity"
+( make -C "$obj/parity" -j"$(nproc)" all libparity_test.la &&
+  make -C "$obj/tests" test_parity ) > "$logs/build.log" 2>&1 || {
+  tail -20 "$logs/build.log" >&2
+  echo "$0: build failed, see $logs/build.log" >&2; exit 1; }
+
+# What each SVE setting really gives, for the table's header.
+cat > "$obj/sve-vl.c" <<'EOF'
+#include <arm_sve.h>
+#include <stdio.h>
+int main (void) { printf ("%d\n", (int) svcntb ()); return 0; }
+EOF
+$host-gcc -march=armv8-a+sve "$obj/sve-vl.c" -o "$obj/sve-vl"
+
+# --- runs (in parallel; each writes a Check log) --------------------------------
+configs="cortex-a72"
+for vl in $sve_vls; do configs="$configs sve-$vl"; done
+
+cpu_of ()
+{
+  case $1 in
+    sve-*) echo "max,sve-default-vector-length=${1#sve-}" ;;
+    *) echo "$1" ;;
+  esac
+}
+
+pids=
+for c in $configs; do
+  rm -f "$logs/$c.log"
+  ( cd "$obj/tests" &&
+    PARITY_TEST_QUICK=1 CK_LOG_FILE_NAME="$logs/$c.log" \
+      timeout $run_timeout $qemu -cpu "$(cpu_of $c)" ./test_parity \
+      > "$logs/$c.out" 2>&1
+    echo $? > "$logs/$c.rc" ) &
+  pids="$pids $!"
+done
+if [ -n "$host_test" ]; then
+  configs="$configs host"
+  rm -f "$logs/host.log"
+  ( CK_LOG_FILE_NAME="$logs/host.log" "$host_test" > "$logs/host.out" 2>&1
+    echo $? > "$logs/host.rc" ) &
+  pids="$pids $!"
+fi
+echo "check-cross: running test_parity on:$(printf ' %s' $configs) (logs in $logs)"
+wait $pids
+
+# --- summary ------------------------------------------------------------------------
+# Expected: every aarch64 implementation on every aarch64 CPU, except that
+# sve* runs only on SVE CPUs and must not be listed on the cortex-a72.
+{
+  for c in $configs; do
+    printf 'config %s %s %s\n' "$c" "$(cat "$logs/$c.rc" 2>/dev/null || echo -)" \
+      "$(case $c in sve-*) $qemu -cpu "$(cpu_of $c)" "$obj/sve-vl" ;; *) echo - ;; esac)"
+    [ -f "$logs/$c.log" ] &&
+      awk -F: -v c="$c" '$3 ~ /^[PFE]$/ { print "result", c, $4, $3 }' "$logs/$c.log"
+  done
+} | awk '
+  $1 == "config" { ncol++; col[ncol] = $2; rc[$2] = $3; vl[$2] = $4; next }
+  {
+    c = $2; impl = $3; r = $4
+    if (!(impl in seen)) { seen[impl] = 1; nrow++; row[nrow] = impl }
+    if (c != "host") a64[impl] = 1
+    if (r == "P" && cell[impl, c] == "") cell[impl, c] = "pass"
+    if (r != "P") cell[impl, c] = "FAIL"
+  }
+  END {
+    bad = 0
+    printf "\n%-18s", "implementation"
+    for (j = 1; j <= ncol; j++) printf " %-12s", col[j]
+    printf "\n%-18s", "(vector length)"
+    for (j = 1; j <= ncol; j++) printf " %-12s", (vl[col[j]] == "-" ? "" : vl[col[j]] " B")
+    printf "\n"
+    for (i = 1; i <= nrow; i++) {
+      impl = row[i]
+      if (impl == "api" || impl == "reference") continue
+      printf "%-18s", impl
+      for (j = 1; j <= ncol; j++) {
+        c = col[j]; v = cell[impl, c]
+        want = (c == "host") ? 0 : (impl ~ /^sve/ ? (c ~ /^sve-/) : a64[impl])
+        if (v == "" && want) { v = "MISSING"; bad = 1 }
+        else if (v == "") v = "-"
+        else if (!want && c != "host") { v = v "(unexpected)"; bad = 1 }
+        if (v == "FAIL") bad = 1
+        printf " %-12s", v
+      }
+      printf "\n"
+    }
+    printf "%-18s", "(api, reference)"
+    for (j = 1; j <= ncol; j++) {
+      c = col[j]
+      v = (cell["api", c] == "pass" && cell["reference", c] == "pass") ? "pass" : "FAIL"
+      if (v == "FAIL") bad = 1
+      printf " %-12s", v
+    }
+    printf "\n%-18s", "(exit status)"
+    for (j = 1; j <= ncol; j++) {
+      printf " %-12s", rc[col[j]]
+      if (rc[col[j]] != "0") bad = 1
+    }
+    printf "\n\n%s\n", bad ? "check-cross: FAILED" : "check-cross: all passed"
+    exit bad
+  }'
