@@ -62,6 +62,15 @@ class MissingMember:
     name = "missing"
 
 
+class FileMember:
+    """A member file that already exists (a replacement, after a restart)."""
+    remote = False
+    proc = None
+
+    def __init__(self, path):
+        self.path = self.disk = self.name = path
+
+
 def array(hz, members, **kw):
     """faults.Harness.array() for a member list that may hold
     MissingMember (which Harness.array would take for a kind to create)."""

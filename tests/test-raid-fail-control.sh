@@ -150,6 +150,7 @@ with faults.Harness(work) as hz:
                  "replace 1 %s" % paths[2],
                  "replace 1 %s" % link2,
                  "replace 1 missing",
+                 "replace 1 nbd+unix:///?socket=%s" % os.path.join(work, "none.sock"),
                  "replace %d %s" % (n, os.path.join(work, "spare")),
                  "replace -1 %s" % os.path.join(work, "spare"),
                  "replace 0 %s" % os.path.join(work, "spare")):
@@ -217,6 +218,27 @@ with faults.Harness(work) as hz:
     assert not os.path.exists(sock), "the control socket outlives nbdkit"
     rf.check_members(arr, paths, shadow, "at the end", work, inprocess=False)
     rf.log("  parity and data right on every member file")
+
+    # nbdkit stops promptly in the middle of a throttled rebuild (it
+    # takes SIGTERM; faults.py would SIGKILL it after 2 s).
+    arr.members[1], arr.members[3] = rf.FileMember(spare), rf.FileMember(spare2)
+    arr.start()
+    rf.compare_all(arr, shadow, "restarted on the replacements")
+    ctl = rf.Control(sock)
+    ctl.ok("fail 2")
+    spare3 = os.path.join(work, "spare3")
+    rf.noise_file(spare3, msize)
+    ctl.ok("replace 2 " + spare3)
+    time.sleep(0.1)
+    assert ctl.status()["rebuild"]["running"], "the rebuild is not running"
+    proc = arr.proc
+    t0 = time.monotonic()
+    arr.stop()
+    took = time.monotonic() - t0
+    assert proc.returncode == 0 and took < 1.5, \
+        "stopping nbdkit during a rebuild took %.1f s, exit status %s" % (
+            took, proc.returncode)
+    rf.log("  nbdkit stopped in %.2f s during a rebuild" % took)
 EOF
 
 SEED=$seed FAULTS_DIR=$tmpdir PYTHONPATH=$top_srcdir/tests CTL_TOOL=$ctl_tool \
