@@ -34,30 +34,30 @@ if not have_ctl:
     rf.log("  (no control socket in this plugin: no replace/rebuild; the "
            "degraded arrays are checked by restarting them instead)")
 
-# level, members, layout, chunk.  RAID-6 covers every layout with every
-# pair; RAID-5 every layout with every single failure.
+# level, members, layout, chunk, data offset.  RAID-6 covers every layout
+# with every pair; RAID-5 every layout with every single failure.
 configs = [
-    (5, 3, "left-asymmetric",  4 * K),
-    (5, 4, "right-asymmetric", 16 * K),
-    (5, 5, "left-symmetric",   8 * K),
-    (5, 6, "right-symmetric",  4 * K),
-    (5, 4, "parity-first",     8 * K),
-    (5, 5, "parity-last",      16 * K),
-    (6, 4, "left-asymmetric",  8 * K),
-    (6, 5, "right-asymmetric", 4 * K),
-    (6, 6, "left-symmetric",   16 * K),
-    (6, 7, "right-symmetric",  8 * K),
-    (6, 8, "parity-first",     4 * K),
-    (6, 5, "parity-last",      8 * K),
+    (5, 3, "left-asymmetric",  4 * K,  0),
+    (5, 4, "right-asymmetric", 16 * K, 8 * K),
+    (5, 5, "left-symmetric",   8 * K,  0),
+    (5, 6, "right-symmetric",  4 * K,  0),
+    (5, 4, "parity-first",     8 * K,  0),
+    (5, 5, "parity-last",      16 * K, 0),
+    (6, 4, "left-asymmetric",  8 * K,  0),
+    (6, 5, "right-asymmetric", 4 * K,  4 * K),
+    (6, 6, "left-symmetric",   16 * K, 0),
+    (6, 7, "right-symmetric",  8 * K,  0),
+    (6, 8, "parity-first",     4 * K,  0),
+    (6, 5, "parity-last",      8 * K,  12 * K),
 ]
 
 t0 = time.monotonic()
 total = 0
 with faults.Harness(work) as hz:
-    for ci, (level, n, layout, chunk) in enumerate(configs):
+    for ci, (level, n, layout, chunk, doff) in enumerate(configs):
         rng = random.Random(seed * 100 + ci)
-        geo = dict(level=level, chunk=chunk, layout=layout)
-        members = [hz.member(msize, "local") for _ in range(n)]
+        geo = dict(level=level, chunk=chunk, layout=layout, data_offset=doff)
+        members = [hz.member(doff + msize, "local") for _ in range(n)]
         paths = [m.path for m in members]
         arr = rf.array(hz, members, **geo)
         shadow0 = rf.fill(arr.h, rng)
@@ -69,8 +69,9 @@ with faults.Harness(work) as hz:
             fsets += list(itertools.combinations(range(n), 2))
         tc = time.monotonic()
         for fs in fsets:
-            what = "RAID-%d %s, %d members, chunk %d, members %s missing" % (
-                level, layout, n, chunk, "+".join(map(str, fs)))
+            what = "RAID-%d %s, %d members, chunk %d, data offset %d, " \
+                "members %s missing" % (level, layout, n, chunk, doff,
+                                        "+".join(map(str, fs)))
             for p, b in zip(paths, pristine):
                 with open(p, "wb") as f:
                     f.write(b)
@@ -95,12 +96,23 @@ with faults.Harness(work) as hz:
                 assert [m["state"] for m in st["members"]] == \
                     ["failed" if i in fs else "in_sync" for i in range(n)], \
                     "%s: member states %s" % (what, st["members"])
+                # Replacements a little bigger than needed, full of noise:
+                # the rebuild must not touch the bytes before data-offset
+                # or after the last row.
                 now = list(paths)
+                end = doff + msize
+                noise = {}
                 for i in fs:
                     now[i] = os.path.join(work, "new%d" % i)
-                    rf.noise_file(now[i], msize)
+                    rf.noise_file(now[i], end + chunk + 1000)
+                    b = rf.file_bytes(now[i])
+                    noise[i] = (b[:doff], b[end:])
                     ctl.ok("replace %d %s" % (i, now[i]))
-                    ctl.wait_idle(30)
+                    # Every other pair: both replaced at once, the second
+                    # while the first rebuilds (it waits its turn).
+                    if len(fs) == 1 or sum(fs) % 2:
+                        ctl.wait_idle(30)
+                ctl.wait_idle(30)
                 st = ctl.status()
                 assert not st["degraded"] and st["failed"] == 0 and \
                     all(m["state"] == "in_sync" for m in st["members"]), \
@@ -110,6 +122,11 @@ with faults.Harness(work) as hz:
                 rf.check_members(arr, now, shadow, what + ": rebuilt", work,
                                  inprocess=fs != fsets[0])
                 for i in fs:
+                    b = rf.file_bytes(now[i])
+                    assert (b[:doff], b[end:]) == noise[i], \
+                        "%s: the rebuild wrote outside the array on member %d" \
+                        % (what, i)
+                for i in fs:
                     os.unlink(now[i])
             else:
                 arr.stop()
@@ -117,9 +134,10 @@ with faults.Harness(work) as hz:
                 rf.compare_all(arr, shadow, what + ": restarted degraded")
                 arr.stop()
             total += 1
-        rf.log("  RAID-%d %-16s %d members, chunk %2dK: %3d failure sets "
-               "passed (%.1f s)" % (level, layout, n, chunk // K, len(fsets),
-                                   time.monotonic() - tc))
+        rf.log("  RAID-%d %-16s %d members, chunk %2dK, data offset %2dK: "
+               "%3d failure sets passed (%.1f s)"
+               % (level, layout, n, chunk // K, doff // K, len(fsets),
+                  time.monotonic() - tc))
 rf.log("  %d failure sets in %.1f s" % (total, time.monotonic() - t0))
 EOF
 
