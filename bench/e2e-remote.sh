@@ -5,6 +5,9 @@
 # each on its own loopback Unix socket, attached as nbd+unix:// URIs), so
 # that the ratio remote/local compares like with like on a noisy machine.
 #
+# The remote array runs twice: member servers with nbdkit's default
+# thread pool, and with -t 1 (one thread per connection).
+#
 # Then a short profiling pass measures how many requests each remote
 # member has in flight.  Method: each member server gets nbdkit's log
 # filter (outermost), which writes one line when a request arrives and
@@ -14,7 +17,8 @@
 # flight over the job and the maximum.  The log filter slows the servers,
 # so the profiling pass's own IOPS are not the benchmark's figures.
 #
-# Usage: bench/e2e-remote.sh [--quick]     (from a built tree)
+# Usage: bench/e2e-remote.sh [--quick]     (from a built tree; ~4.5 min,
+# --quick ~2 min)
 # Environment: LEVEL (default 6), CHUNK (default 256K), MEMBER_SIZE
 # (default 256M), FIO_RUNTIME (seconds per job, default 10), PROFILE_RUNTIME
 # (default 3), DIR (default /dev/shm).
@@ -79,12 +83,17 @@ local_disks () {
     disks+=" disk=$dir/m$i.img"
   done
 }
-remote_disks () {
+remote_disks () {               # remote_disks [log] [NBDKIT-OPTIONS...]
   disks=""
+  local log=false
+  [ "${1:-}" = log ] && { log=true; shift; }
   for ((i = 0; i < nmembers; i++)); do
-    local extra=()
-    [ "${1:-}" = log ] && extra=(--filter=log memory logfile="$dir/member$i.log")
-    [ ${#extra[@]} -eq 0 ] && extra=(memory)
+    local extra=("$@")
+    if $log; then
+      extra+=(--filter=log memory logfile="$dir/member$i.log")
+    else
+      extra+=(memory)
+    fi
     bg_serve "$dir/member$i.sock" "${extra[@]}" size="$MEMBER_SIZE"
     disks+=" disk=nbd+unix:///?socket=$dir/member$i.sock"
   done
@@ -116,11 +125,20 @@ bg_serve "$dir/array.sock" "$plugin" level="$LEVEL" chunk="$CHUNK" $disks
 run_jobs local $joblist
 stop_all; rm -f "$dir"/m*.img
 
-# 2. Remote members.
+# 2. Remote members: nbdkit's default thread pool (16 per connection).
 remote_disks
 # shellcheck disable=SC2086
 bg_serve "$dir/array.sock" "$plugin" level="$LEVEL" chunk="$CHUNK" $disks
 run_jobs remote $joblist
+stop_all
+
+# 2b. The same, member servers with one thread per connection (-t 1): the
+# plugin opens a connection per thread anyway, and a hand-off between
+# threads inside each member server costs a wake-up per request.
+remote_disks -t 1
+# shellcheck disable=SC2086
+bg_serve "$dir/array.sock" "$plugin" level="$LEVEL" chunk="$CHUNK" $disks
+run_jobs remote-t1 $joblist
 stop_all
 
 # 3. Profiling pass: remote members behind the log filter, one job at a
@@ -150,10 +168,12 @@ def val(target, job):
     if unit == "MB/s": return j["bw_bytes"] / 1e6
     return j["clat_ns"]["mean"] / 1e3
 print()
-print(f"{'job':16} {'unit':5} {'local':>10} {'remote':>10} {'remote/local':>13}")
+print(f"{'job':16} {'unit':5} {'local':>10} {'remote':>10} {'remote -t1':>11}"
+      f" {'remote/local':>13} {'-t1/local':>10}")
 for job in joblist:
-    l, r = val("local", job), val("remote", job)
-    print(f"{job:16} {units[job][1]:5} {l:10.1f} {r:10.1f} {r / l:13.2f}")
+    l, r, r1 = val("local", job), val("remote", job), val("remote-t1", job)
+    print(f"{job:16} {units[job][1]:5} {l:10.1f} {r:10.1f} {r1:11.1f}"
+          f" {r / l:13.2f} {r1 / l:10.2f}")
 print("(for rmw-latency-4k, mean completion latency: lower is better)")
 
 # In flight per member, from the log filter's request/reply lines.

@@ -198,7 +198,7 @@ class Member:
 
     def __init__(self, hz, name, size, remote=True, plugin="file",
                  delay_read=None, delay_write=None, multi_conn=True,
-                 filters=(), extra=()):
+                 filters=(), extra=(), server_args=()):
         self.hz = hz
         self.name = name
         self.remote = remote
@@ -212,6 +212,7 @@ class Member:
         self.delay_read, self.delay_write = delay_read, delay_write
         self.multi_conn = multi_conn
         self.filters, self.extra = list(filters), list(extra)
+        self.server_args = list(server_args)      # nbdkit options, e.g. -t 2
         self.size = size
         self.proc = None
         self.stopped = False
@@ -232,7 +233,7 @@ class Member:
 
     def command(self):
         cmd = ["nbdkit", "-f", "--exit-with-parent", "-U", self.sock,
-               "-P", self.pidfile]
+               "-P", self.pidfile] + self.server_args
         for f in self.filters:
             cmd.append("--filter=" + f)
         if not self.multi_conn:
