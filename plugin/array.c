@@ -44,6 +44,7 @@
 #include <nbdkit-plugin.h>
 
 #include "array.h"
+#include "md_array.h"
 
 #define PAGE 4096
 #define READ_BATCH 64
@@ -80,12 +81,13 @@ smallest_member (const struct array *a, int *which)
 }
 
 struct array *
-array_open (const struct array_config *cfg)
+array_open (const struct array_config *cfg_in)
 {
   struct array *a = calloc (1, sizeof *a);
+  struct array_config copy = *cfg_in, *cfg = &copy;
   const char *why;
   int small = 0;
-  uint64_t min;
+  uint64_t min, md_bytes = 0;
 
   if (a == NULL) {
     nbdkit_error ("calloc: %m");
@@ -97,9 +99,18 @@ array_open (const struct array_config *cfg)
   pthread_mutex_init (&a->job_lock, NULL);
   if (open_members (a, cfg) == -1)
     goto err;
+  if (md_array_assemble (a, cfg, &md_bytes) == -1)
+    goto err;
+  if (cfg->create && !cfg->set_data_offset)
+    cfg->data_offset = 1024 * 1024;   /* room for the superblock */
+  if (cfg->create && cfg->data_offset < 8192) {
+    nbdkit_error ("create=true: data-offset must leave room for the "
+                  "superblock at 4 KiB (at least 8K)");
+    goto err;
+  }
 
-  min = smallest_member (a, &small);
-  if (geometry_init (&a->g, cfg->level, cfg->layout, cfg->ndisks, cfg->chunk,
+  min = md_bytes ? md_bytes : smallest_member (a, &small);
+  if (geometry_init (&a->g, cfg->level, cfg->layout, a->nmembers, cfg->chunk,
                      cfg->data_offset, min, &why) == -1) {
     if (strstr (why, "small"))    /* the errors about member sizes */
       nbdkit_error ("raid: %s (smallest member: %s, %" PRIu64 " bytes)",
@@ -121,6 +132,8 @@ array_open (const struct array_config *cfg)
     nbdkit_error ("stripe cache: %m");
     goto err;
   }
+  if (cfg->create && md_array_create (a, cfg) == -1)
+    goto err;
   return a;
 
  err:
@@ -166,6 +179,8 @@ array_close (struct array *a)
   if (a == NULL)
     return;
   array_jobs_stop (a);
+  if (a->cache)
+    md_array_close (a);
   stripe_cache_destroy (a->cache);
   for (int i = 0; i < a->nmembers; i++)
     member_close (a->members[i]);
@@ -327,7 +342,12 @@ int
 array_write (struct array *a, const void *buf, uint64_t count,
              uint64_t offset, bool fua)
 {
-  return write_rows (a, buf, count, offset, fua);
+  int r;
+
+  md_array_write_begin (a);
+  r = write_rows (a, buf, count, offset, fua);
+  md_array_write_end (a);
+  return r;
 }
 
 /* Punch or zero-range one whole row on every working member.  Returns 0,
@@ -442,13 +462,30 @@ int
 array_zero (struct array *a, uint64_t count, uint64_t offset, bool may_trim,
             bool fast, bool fua)
 {
-  return zero_or_trim (a, count, offset, may_trim, fast, fua);
+  int r;
+
+  md_array_write_begin (a);
+  r = zero_or_trim (a, count, offset, may_trim, fast, fua);
+  md_array_write_end (a);
+  return r;
 }
 
 int
 array_trim (struct array *a, uint64_t count, uint64_t offset, bool fua)
 {
-  return zero_or_trim (a, count, offset, true, false, fua);
+  return array_zero (a, count, offset, true, false, fua);
+}
+
+int
+array_after_fork (struct array *a)
+{
+  char *why;
+
+  if (md_array_needs_resync (a) && array_scrub_start (a, true, &why) == -1) {
+    nbdkit_error ("raid: cannot start the resync: %s", why);
+    return -1;
+  }
+  return 0;
 }
 
 int
@@ -464,5 +501,6 @@ array_flush (struct array *a)
     nbdkit_error ("raid: flush: %m");
     return -1;
   }
+  md_array_flushed (a);
   return 0;
 }

@@ -13,7 +13,12 @@
 #include "stripe.h"
 #include "rebuild.h"
 
+enum metadata_mode { METADATA_AUTO, METADATA_MD, METADATA_NONE };
+
 struct array_config {
+  enum metadata_mode metadata;
+  bool create, force;           /* write fresh md superblocks */
+  bool set_level, set_layout, set_chunk, set_data_offset; /* given explicitly */
   int level;
   enum geometry_layout layout;
   uint64_t chunk;
@@ -34,6 +39,7 @@ struct array {
   bool can_punch, can_zero_range;  /* cleared on the first EOPNOTSUPP */
   uint64_t rebuild_rate;
 
+  struct md_array *md;          /* NULL in raw mode; see md_array.c */
   pthread_mutex_t job_lock;     /* see rebuild.c */
   struct array_job job;
   int nretired;                 /* replaced members, freed at close */
@@ -41,9 +47,11 @@ struct array {
 };
 
 /* Open and check every member; nbdkit_error says what is wrong.  Nothing
- * is written to any member.
+ * is written to any member (except the superblocks, with create=true).
  */
 struct array *array_open (const struct array_config *cfg);
+/* In the serving process: start what runs in the background. */
+int array_after_fork (struct array *a);
 void array_close (struct array *a);
 
 int array_read (struct array *a, void *buf, uint64_t count, uint64_t offset);

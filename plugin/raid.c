@@ -48,6 +48,8 @@ raid_unload (void)
 static int
 raid_after_fork (void)
 {
+  if (array_after_fork (array) == -1)
+    return -1;
   return control_path ? control_start (array, control_path) : 0;
 }
 
@@ -89,6 +91,26 @@ raid_config (const char *key, const char *value)
   else if (strcmp (key, "level") == 0) {
     if ((cfg.level = parse_level (value)) == -1)
       return -1;
+    cfg.set_level = true;
+  }
+  else if (strcmp (key, "metadata") == 0) {
+    if (strcmp (value, "auto") == 0)
+      cfg.metadata = METADATA_AUTO;
+    else if (strcmp (value, "md") == 0)
+      cfg.metadata = METADATA_MD;
+    else if (strcmp (value, "none") == 0)
+      cfg.metadata = METADATA_NONE;
+    else {
+      nbdkit_error ("metadata=%s: must be auto, md or none", value);
+      return -1;
+    }
+  }
+  else if (strcmp (key, "create") == 0 || strcmp (key, "force") == 0) {
+    int r = nbdkit_parse_bool (value);
+
+    if (r == -1)
+      return -1;
+    *(key[0] == 'c' ? &cfg.create : &cfg.force) = r;
   }
   else if (strcmp (key, "layout") == 0) {
     int l = geometry_layout_parse (value);
@@ -100,11 +122,16 @@ raid_config (const char *key, const char *value)
       return -1;
     }
     cfg.layout = l;
+    cfg.set_layout = true;
   }
-  else if (strcmp (key, "chunk") == 0)
+  else if (strcmp (key, "chunk") == 0) {
+    cfg.set_chunk = true;
     return parse_size_param (key, value, &cfg.chunk);
-  else if (strcmp (key, "data-offset") == 0)
+  }
+  else if (strcmp (key, "data-offset") == 0) {
+    cfg.set_data_offset = true;
     return parse_size_param (key, value, &cfg.data_offset);
+  }
   else if (strcmp (key, "cache") == 0)
     return parse_size_param (key, value, &cfg.cache_bytes);
   else if (strcmp (key, "rebuild-rate") == 0)
@@ -148,6 +175,11 @@ raid_config_complete (void)
                   : "no such implementation (see nbdkit raid --dump-plugin)");
     return -1;
   }
+  if (cfg.create && cfg.metadata == METADATA_NONE) {
+    nbdkit_error ("create=true writes md superblocks: it cannot go with "
+                  "metadata=none");
+    return -1;
+  }
   if (cfg.ndisks == 0) {
     nbdkit_error ("no members: give disk=PATH once per member, in role order");
     return -1;
@@ -169,7 +201,10 @@ raid_config_complete (void)
   "member-timeout=SECONDS  Fail an NBD member's requests after this (default 30).\n" \
   "control=PATH            Unix socket for nbdkit-raid-ctl (status, fail,\n" \
   "                        replace, scrub).\n" \
-  "rebuild-rate=SIZE       Cap on rebuild writes per second (default: none)."
+  "rebuild-rate=SIZE       Cap on rebuild writes per second (default: none).\n" \
+  "metadata=auto|md|none   md v1.2 superblocks: use if present (default),\n" \
+  "                        require, or ignore (raw mode).\n" \
+  "create=true             Write fresh md superblocks (force=true: overwrite)."
 
 static void
 raid_dump_plugin (void)
@@ -184,6 +219,7 @@ raid_dump_plugin (void)
   printf ("raid_io_uring=%s\n", member_file_uring_features ());
   printf ("raid_degraded=yes\n");
   printf ("raid_control=yes\n");
+  printf ("raid_metadata=md\n");
 }
 
 /* One array serves every connection. */

@@ -41,6 +41,7 @@
 
 #include "array.h"
 #include "rebuild.h"
+#include "md_array.h"
 
 static double
 now_s (void)
@@ -120,6 +121,7 @@ rebuild_member (struct array *a, int i)
 
     __atomic_compare_exchange_n (&m->state, &expected, MEMBER_IN_SYNC, false,
                                  __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    md_array_states_changed (a);
     nbdkit_debug ("raid: member %d (%s) rebuilt in %.1f s", i, m->name,
                   now_s () - start);
   }
@@ -167,6 +169,8 @@ scrub (struct array *a)
   }
   a->job.scrub_finished = !stopping (a) &&
     a->job.rows_done == a->g.stripes;
+  if (a->job.scrub_finished && a->job.repair)
+    md_array_resynced (a);
   free (scratch);
 }
 
@@ -291,6 +295,7 @@ array_replace_member (struct array *a, int i, const char *name, char **why)
   if (a->nretired < GEOMETRY_MAX_MEMBERS * 4)
     a->retired[a->nretired++] = a->members[i];
   __atomic_store_n (&a->members[i], m, __ATOMIC_RELEASE);
+  md_array_states_changed (a);
   r = a->job.running && a->job.kind == JOB_REBUILD ? 0
     : job_start (a, JOB_REBUILD, why);
   pthread_mutex_unlock (&a->job_lock);

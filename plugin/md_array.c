@@ -1,0 +1,443 @@
+/* The array's md metadata: assembling an array from its members' v1.2
+ * superblocks, creating superblocks mdadm accepts, and keeping them true
+ * while the array serves.
+ *
+ * Assembling (md_array_assemble, from array_open).  Every member's
+ * superblock is read; none at all means raw mode (unless metadata=md),
+ * some but not all is an error.  All must carry one set UUID.  The member
+ * with the highest event count is the reference: its dev_roles[] maps each
+ * member's dev_number to its role, and a member whose own event count is
+ * older, or whose role is spare or faulty, is not used (mdadm treats it the
+ * same way).  Roles nobody holds are missing members.  Level, layout,
+ * chunk, data offset and member size come from the reference; an explicit
+ * parameter that disagrees is an error, never a silent override.
+ *
+ * Serving (md_array_write_begin / md_array_flushed / md_array_close).  Like
+ * md: before the first write after the array was clean, every working
+ * member's superblock is rewritten "active" (resync_offset 0, events + 1);
+ * after a flush with no write in flight, and at shutdown, "clean"
+ * (resync_offset all ones, events + 1).  An array found active at start-up
+ * was not shut down cleanly: its parity is resynchronised by a repairing
+ * scrub in the background.  Member failures and replacements are written
+ * into dev_roles at the next update.  The write-intent bitmap is not
+ * maintained (an unclean shutdown resyncs everything).
+ *
+ * Creating (create=true): fresh superblocks with a new UUID, md's defaults
+ * (left-symmetric, 512K chunk unless given) and a 1 MiB data offset unless
+ * data-offset is given; members that already carry a superblock are refused
+ * unless force=true.  The new array is resynchronised in the background.
+ */
+
+#include <config.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#define NBDKIT_API_VERSION 2
+#include <nbdkit-plugin.h>
+
+#include "array.h"
+#include "md_array.h"
+#include "metadata.h"
+
+struct md_array {
+  pthread_mutex_t lock;
+  struct md_super sb;           /* array-wide fields: the reference */
+  uint32_t dev_number[GEOMETRY_MAX_MEMBERS];   /* by role */
+  uint8_t device_uuid[GEOMETRY_MAX_MEMBERS][16];
+  struct member *written_as[GEOMETRY_MAX_MEMBERS]; /* member of each role
+                                                      at the last update */
+  int states[GEOMETRY_MAX_MEMBERS];
+  bool clean;                   /* as the superblocks say */
+  bool needs_resync;
+  uint64_t writes;              /* in flight; atomic */
+};
+
+static void
+uuid_text (const uint8_t *u, char *s)
+{
+  for (int i = 0; i < 16; i++)
+    sprintf (s + 2 * i + (i >= 4) + (i >= 8) + (i >= 12), "%02x%s", u[i],
+             i == 3 || i == 7 || i == 11 ? ":" : "");
+}
+
+static int
+read_all (struct array *a, const struct array_config *cfg,
+          struct md_super *sbs, int *found)
+{
+  *found = 0;
+  for (int i = 0; i < a->nmembers; i++) {
+    const char *why;
+    int r;
+
+    if (member_failed (a->members[i])) {       /* disk=missing */
+      sbs[i].role = -2;
+      continue;
+    }
+    r = md_super_read (a->members[i], &sbs[i], &why);
+    if (r == -1) {
+      nbdkit_error ("member %s: %s", cfg->disks[i], why);
+      return -1;
+    }
+    if (r == 1)
+      (*found)++;
+    else
+      sbs[i].role = -3;         /* no superblock */
+  }
+  return 0;
+}
+
+/* An explicit parameter must agree with the superblocks. */
+static int
+check_param (bool set, uint64_t given, uint64_t sb, const char *name)
+{
+  if (set && given != sb) {
+    nbdkit_error ("%s=%" PRIu64 " contradicts the md superblocks (%" PRIu64 ")",
+                  name, given, sb);
+    return -1;
+  }
+  return 0;
+}
+
+static int
+take_geometry (struct array_config *cfg, const struct md_super *ref)
+{
+  if (check_param (cfg->set_level, cfg->level, ref->level, "level") == -1 ||
+      check_param (cfg->set_layout, cfg->layout, ref->layout, "layout") == -1 ||
+      check_param (cfg->set_chunk, cfg->chunk, ref->chunk, "chunk") == -1 ||
+      check_param (cfg->set_data_offset, cfg->data_offset, ref->data_offset,
+                   "data-offset") == -1)
+    return -1;
+  cfg->level = ref->level;
+  cfg->layout = ref->layout;
+  cfg->chunk = ref->chunk;
+  cfg->data_offset = ref->data_offset;
+  return 0;
+}
+
+/* Put the members in role order, failing the ones md would not use. */
+static int
+order_members (struct array *a, const struct array_config *cfg,
+               struct md_super *sbs, const struct md_super *ref,
+               struct md_array *md)
+{
+  struct member *ordered[GEOMETRY_MAX_MEMBERS] = { NULL };
+  const char *names[GEOMETRY_MAX_MEMBERS] = { NULL };
+
+  for (int i = 0; i < a->nmembers; i++) {
+    const struct md_super *s = &sbs[i];
+    int role;
+
+    if (s->role < -1) {         /* missing */
+      a->retired[a->nretired++] = a->members[i];
+      continue;
+    }
+    role = s->dev_number < ref->max_dev ? ref->dev_roles[s->dev_number] : -1;
+    if (role >= ref->raid_disks || s->events < ref->events) {
+      nbdkit_error ("member %s: %s; not used", cfg->disks[i],
+                    s->events < ref->events ? "its superblock is stale "
+                    "(it failed or was removed earlier)"
+                    : role == MD_ROLE_SPARE ? "it is a spare" : "marked faulty");
+      a->retired[a->nretired++] = a->members[i];
+      continue;
+    }
+    if (ordered[role]) {
+      nbdkit_error ("members %s and %s both claim role %d", names[role],
+                    cfg->disks[i], role);
+      return -1;
+    }
+    ordered[role] = a->members[i];
+    names[role] = cfg->disks[i];
+    md->dev_number[role] = s->dev_number;
+    memcpy (md->device_uuid[role], s->device_uuid, 16);
+  }
+  for (int r = 0; r < ref->raid_disks; r++) {
+    if (ordered[r] == NULL) {
+      ordered[r] = member_missing ();
+      if (ordered[r] == NULL)
+        return -1;
+      md->dev_number[r] = UINT32_MAX;
+      nbdkit_debug ("raid: role %d has no member: degraded", r);
+    }
+    a->members[r] = ordered[r];
+  }
+  a->nmembers = ref->raid_disks;
+  return 0;
+}
+
+int
+md_array_assemble (struct array *a, struct array_config *cfg,
+                   uint64_t *member_bytes)
+{
+  struct md_super *sbs = calloc (a->nmembers, sizeof *sbs);
+  struct md_array *md = calloc (1, sizeof *md);
+  const struct md_super *ref = NULL;
+  int found, r = -1;
+
+  if (sbs == NULL || md == NULL) {
+    nbdkit_error ("calloc: %m");
+    goto out;
+  }
+  if (read_all (a, cfg, sbs, &found) == -1)
+    goto out;
+  if (cfg->create) {
+    for (int i = 0; i < a->nmembers && !cfg->force; i++)
+      if (sbs[i].role >= -1) {
+        nbdkit_error ("member %s already carries an md superblock: refusing "
+                      "to overwrite it without force=true", cfg->disks[i]);
+        goto out;
+      }
+    r = 0;
+    goto out;
+  }
+  if (found == 0) {
+    if (cfg->metadata == METADATA_MD)
+      nbdkit_error ("metadata=md: no member has an md superblock");
+    else
+      r = 0;                    /* raw mode */
+    goto out;
+  }
+  for (int i = 0; i < a->nmembers; i++) {
+    if (sbs[i].role == -3) {
+      nbdkit_error ("member %s has no md superblock but other members do "
+                    "(use metadata=none for raw mode)", cfg->disks[i]);
+      goto out;
+    }
+    if (sbs[i].role >= -1 && (ref == NULL || sbs[i].events > ref->events))
+      ref = &sbs[i];
+  }
+  for (int i = 0; i < a->nmembers; i++)
+    if (sbs[i].role >= -1 && memcmp (sbs[i].set_uuid, ref->set_uuid, 16)) {
+      char u1[40], u2[40];
+
+      uuid_text (sbs[i].set_uuid, u1);
+      uuid_text (ref->set_uuid, u2);
+      nbdkit_error ("member %s belongs to another array (UUID %s, not %s)",
+                    cfg->disks[i], u1, u2);
+      goto out;
+    }
+    else if (sbs[i].role >= -1 && sbs[i].data_offset != ref->data_offset) {
+      nbdkit_error ("member %s: data offsets differ between members, which "
+                    "is not supported", cfg->disks[i]);
+      goto out;
+    }
+  if (take_geometry (cfg, ref) == -1)
+    goto out;
+  md->sb = *ref;
+  if (order_members (a, cfg, sbs, ref, md) == -1)
+    goto out;
+  *member_bytes = ref->data_offset + ref->size;
+  md->clean = ref->resync_offset == UINT64_MAX;
+  md->needs_resync = !md->clean;
+  if (!md->clean)
+    nbdkit_error ("raid: the array was not shut down cleanly: its parity "
+                  "will be resynchronised in the background");
+  pthread_mutex_init (&md->lock, NULL);
+  for (int i = 0; i < a->nmembers; i++) {
+    md->written_as[i] = a->members[i];
+    md->states[i] = a->members[i]->state;
+  }
+  a->md = md;
+  md = NULL;
+  r = 0;
+
+ out:
+  free (sbs);
+  free (md);
+  return r;
+}
+
+/* Write every working member's superblock from md's state; lock held. */
+static int
+update (struct array *a, struct md_array *md, bool clean)
+{
+  struct md_super sb = md->sb;
+  int r = 0;
+
+  md->sb.events++;
+  sb.events = md->sb.events;
+  sb.ctime = time (NULL);
+  sb.resync_offset = clean ? UINT64_MAX : 0;
+  sb.max_dev = sb.max_dev < (uint32_t) a->nmembers ? (uint32_t) a->nmembers
+    : sb.max_dev;
+  for (int i = 0; i < a->nmembers; i++) {
+    struct member *m = a->members[i];
+
+    if (md->written_as[i] != m) {       /* replaced: a new dev_number */
+      uint32_t n = 0;
+
+      for (int j = 0; j < a->nmembers; j++)
+        if (md->dev_number[j] != UINT32_MAX && md->dev_number[j] >= n)
+          n = md->dev_number[j] + 1;
+      if (md->dev_number[i] != UINT32_MAX && md->dev_number[i] < sb.max_dev)
+        sb.dev_roles[md->dev_number[i]] = MD_ROLE_FAULTY;
+      md->dev_number[i] = n;
+      getrandom (md->device_uuid[i], 16, 0);
+      md->written_as[i] = m;
+      if (n >= sb.max_dev)
+        sb.max_dev = n + 1;
+    }
+    if (md->dev_number[i] < sb.max_dev)
+      sb.dev_roles[md->dev_number[i]] =
+        member_failed (m) ? MD_ROLE_FAULTY : (uint16_t) i;
+  }
+  md->sb.max_dev = sb.max_dev;
+  memcpy (md->sb.dev_roles, sb.dev_roles, sizeof sb.dev_roles);
+  for (int i = 0; i < a->nmembers; i++) {
+    struct member *m = a->members[i];
+    int st = __atomic_load_n (&m->state, __ATOMIC_ACQUIRE);
+
+    md->states[i] = st;
+    if (st == MEMBER_FAILED)
+      continue;
+    sb.dev_number = md->dev_number[i];
+    memcpy (sb.device_uuid, md->device_uuid[i], 16);
+    sb.feature_map = md->sb.feature_map & ~0x2u;
+    sb.recovery_offset = 0;
+    if (st == MEMBER_REBUILDING) {
+      sb.feature_map |= 0x2;
+      sb.recovery_offset = __atomic_load_n (&m->recovery_stripe,
+                                            __ATOMIC_ACQUIRE) * a->g.chunk;
+    }
+    if (md_super_write (m, &sb) == -1) {
+      member_fail (m, errno ? errno : EIO);
+      r = -1;
+    }
+  }
+  md->clean = clean;
+  return r;
+}
+
+static bool
+states_changed (struct array *a, struct md_array *md)
+{
+  for (int i = 0; i < a->nmembers; i++)
+    if (md->written_as[i] != a->members[i] ||
+        md->states[i] != __atomic_load_n (&a->members[i]->state,
+                                          __ATOMIC_ACQUIRE))
+      return true;
+  return false;
+}
+
+void
+md_array_write_begin (struct array *a)
+{
+  struct md_array *md = a->md;
+
+  if (md == NULL)
+    return;
+  __atomic_fetch_add (&md->writes, 1, __ATOMIC_ACQ_REL);
+  if (!__atomic_load_n (&md->clean, __ATOMIC_ACQUIRE) && !states_changed (a, md))
+    return;
+  pthread_mutex_lock (&md->lock);
+  if (md->clean || states_changed (a, md))
+    update (a, md, false);
+  pthread_mutex_unlock (&md->lock);
+}
+
+void
+md_array_write_end (struct array *a)
+{
+  if (a->md)
+    __atomic_fetch_sub (&a->md->writes, 1, __ATOMIC_ACQ_REL);
+}
+
+/* After a successful flush: clean, if nothing is being written. */
+void
+md_array_flushed (struct array *a)
+{
+  struct md_array *md = a->md;
+
+  if (md == NULL)
+    return;
+  pthread_mutex_lock (&md->lock);
+  if ((!md->clean || states_changed (a, md)) && !md->needs_resync &&
+      __atomic_load_n (&md->writes, __ATOMIC_ACQUIRE) == 0)
+    update (a, md, true);
+  pthread_mutex_unlock (&md->lock);
+}
+
+/* Member states changed (failure, replacement, rebuild progress). */
+void
+md_array_states_changed (struct array *a)
+{
+  struct md_array *md = a->md;
+
+  if (md == NULL)
+    return;
+  pthread_mutex_lock (&md->lock);
+  update (a, md, md->clean);
+  pthread_mutex_unlock (&md->lock);
+}
+
+void
+md_array_resynced (struct array *a)
+{
+  if (a->md) {
+    a->md->needs_resync = false;
+    md_array_flushed (a);
+  }
+}
+
+bool
+md_array_needs_resync (const struct array *a)
+{
+  return a->md && a->md->needs_resync;
+}
+
+void
+md_array_close (struct array *a)
+{
+  if (a->md == NULL)
+    return;
+  array_flush (a);              /* marks it clean */
+  pthread_mutex_destroy (&a->md->lock);
+  free (a->md);
+  a->md = NULL;
+}
+
+int
+md_array_create (struct array *a, const struct array_config *cfg)
+{
+  struct md_array *md = calloc (1, sizeof *md);
+  struct md_super *sb;
+
+  if (md == NULL) {
+    nbdkit_error ("calloc: %m");
+    return -1;
+  }
+  sb = &md->sb;
+  getrandom (sb->set_uuid, 16, 0);
+  strcpy (sb->set_name, "nbdkit-raid");
+  sb->level = a->g.level;
+  sb->layout = a->g.layout;
+  sb->chunk = a->g.chunk;
+  sb->raid_disks = a->nmembers;
+  sb->size = a->g.stripes * a->g.chunk;
+  sb->data_offset = a->g.data_offset;
+  sb->data_size = sb->size;
+  sb->ctime = time (NULL);
+  sb->events = 0;
+  sb->max_dev = a->nmembers;
+  for (int i = 0; i < MD_MAX_DEV; i++)
+    sb->dev_roles[i] = MD_ROLE_SPARE;
+  for (int i = 0; i < a->nmembers; i++) {
+    md->dev_number[i] = i;
+    sb->dev_roles[i] = i;
+    getrandom (md->device_uuid[i], 16, 0);
+    md->written_as[i] = a->members[i];
+  }
+  pthread_mutex_init (&md->lock, NULL);
+  md->needs_resync = true;
+  a->md = md;
+  if (update (a, md, false) == -1) {
+    nbdkit_error ("create: writing the superblocks failed");
+    return -1;
+  }
+  nbdkit_debug ("raid: created md array, events %" PRIu64, md->sb.events);
+  return 0;
+}

@@ -1,0 +1,55 @@
+/* Linux md v1.2 superblocks: reading, checking and writing them; see
+ * metadata.c.
+ */
+
+#ifndef RAID_METADATA_H
+#define RAID_METADATA_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "member.h"
+
+#define MD_SB_OFFSET 4096       /* v1.2: 4 KiB from the start of the member */
+#define MD_SB_BYTES 4096
+#define MD_ROLE_SPARE 0xffff
+#define MD_ROLE_FAULTY 0xfffe
+#define MD_MAX_DEV 384          /* dev_roles entries we write (as mdadm) */
+
+/* The fields of one member's superblock that the plugin uses. */
+struct md_super {
+  uint8_t set_uuid[16];
+  char set_name[33];
+  uint32_t feature_map;
+  int level;
+  int layout;
+  uint64_t chunk;               /* bytes */
+  int raid_disks;
+  uint64_t size;                /* bytes of each member used for data */
+  uint64_t data_offset;         /* bytes */
+  uint64_t data_size;           /* bytes */
+  uint64_t recovery_offset;     /* bytes from data_offset, if feature bit 2 */
+  uint32_t dev_number;
+  uint8_t device_uuid[16];
+  uint64_t events;
+  uint64_t resync_offset;       /* sectors; UINT64_MAX: clean */
+  uint64_t ctime;
+  uint32_t max_dev;
+  uint16_t dev_roles[MD_MAX_DEV];
+  int role;                     /* dev_roles[dev_number], or -1 */
+};
+
+/* Parse and check a superblock.  Returns 1 if buf holds a valid one, 0 if
+ * there is no md superblock (no magic), -1 with a static message in *why
+ * if there is one we cannot use (bad checksum, unsupported features).
+ */
+int md_super_parse (const uint8_t *buf, struct md_super *sb, const char **why);
+
+/* Serialise sb (with a fresh checksum) into buf (MD_SB_BYTES). */
+void md_super_format (const struct md_super *sb, uint8_t *buf);
+
+/* Read / write the superblock of member m; 4 KiB aligned buffers. */
+int md_super_read (struct member *m, struct md_super *sb, const char **why);
+int md_super_write (struct member *m, const struct md_super *sb);
+
+#endif /* RAID_METADATA_H */
