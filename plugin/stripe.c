@@ -527,6 +527,27 @@ parity_ptrs (struct plan *pl, const struct segment *s, void **p, void **q)
     *q = page_ptr (pl->c, pl->sh, map->q_member, s->first);
 }
 
+/* dest = srcs[0] ^ ... ^ srcs[n-1], n >= 1. */
+static void
+xor_sum (void *dest, void **srcs, int n, size_t bytes)
+{
+  memcpy (dest, srcs[0], bytes);
+  if (n > 1)
+    parity_xor_gen (dest, &srcs[1], n - 1, bytes);
+}
+
+/* P (and Q) into ptrs[data_disks] (and [data_disks+1]) from the data in
+ * ptrs[0 .. data_disks-1], syndrome order.
+ */
+static void
+compute_parity (const struct geometry *g, void **ptrs, size_t bytes)
+{
+  if (g->level == 6)
+    parity_gen_syndrome (g->members, bytes, ptrs);
+  else
+    xor_sum (ptrs[g->data_disks], ptrs, g->data_disks, bytes);
+}
+
 /* Add (or take out: the same thing) the written chunks' current contents
  * to P/Q on every segment.  Called before and after merge_new_data.
  */
@@ -578,12 +599,7 @@ rcw_parity (struct plan *pl)
     for (int z = 0; z < g->data_disks; z++)
       ptrs[z] = page_ptr (pl->c, pl->sh, map->slot_member[z], s->first);
     parity_ptrs (pl, s, &ptrs[g->data_disks], &ptrs[g->data_disks + 1]);
-    if (g->level == 6)
-      parity_gen_syndrome (g->members, bytes, ptrs);
-    else {
-      memcpy (ptrs[g->data_disks], ptrs[0], bytes);
-      parity_xor_gen (ptrs[g->data_disks], &ptrs[1], g->data_disks - 1, bytes);
-    }
+    compute_parity (g, ptrs, bytes);
   }
 }
 
@@ -733,11 +749,8 @@ xor_others (void **ptrs, int data_disks, int target, size_t bytes)
   for (int z = 0; z <= data_disks; z++)   /* data slots, then P */
     if (z != target)
       srcs[n++] = ptrs[z];
-  if (n == 0)
-    return;                     /* cannot happen: >= 2 data disks */
-  memcpy (ptrs[target], srcs[0], bytes);
-  if (n > 1)
-    parity_xor_gen (ptrs[target], &srcs[1], n - 1, bytes);
+  if (n > 0)                    /* always: >= 2 data disks */
+    xor_sum (ptrs[target], srcs, n, bytes);
 }
 
 /* Compute the failed members' pages [first, end) from the others, which
@@ -1053,12 +1066,7 @@ stripe_scrub_row (struct stripe_cache *c, struct stripe_head *sh, bool repair,
     ptrs[z] = page_ptr (c, sh, map->slot_member[z], 0);
   ptrs[g->data_disks] = fresh;
   ptrs[g->data_disks + 1] = fresh + g->chunk;
-  if (g->level == 6)
-    parity_gen_syndrome (g->members, g->chunk, ptrs);
-  else {
-    memcpy (fresh, ptrs[0], g->chunk);
-    parity_xor_gen (fresh, &ptrs[1], g->data_disks - 1, g->chunk);
-  }
+  compute_parity (g, ptrs, g->chunk);
 
   for (unsigned int p = 0; p < c->pages; p++) {
     uint8_t *P = page_ptr (c, sh, map->p_member, p), *fp = fresh + p * PAGE;
