@@ -167,4 +167,4 @@ EOF
 
 FAULTS_DIR=$tmpdir SEED=$seed \
 PYTHONPATH=$top_srcdir/tests${PYTHONPATH:+:$PYTHONPATH} \
-    timeout -k 5 150 python3 "$tmpdir/eio.py"
+    timeout -k 5 150 python3 "$tmpdir/eio.py" || { tail -n 20 "$tmpdir"/array*.log; exit 1; }

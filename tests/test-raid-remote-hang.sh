@@ -8,10 +8,11 @@
 # members' chunks stay fast and right.  After SIGCONT, I/O resumes within
 # the reconnect backoff and the array reads back as written.
 #
-# Slow server (nbdkit's delay filter, 10 s per read): the same bounds.
-# It runs first: a server that answers the handshake but not the reads
-# tests the timeout of requests alone; the stopped server, which answers
-# nothing, tests reconnection too.
+# Slow server (nbdkit's delay filter, 10 s per write): a write that needs
+# it fails (or, degraded, succeeds without it) after 2-4 s, writes and
+# reads that avoid it stay fast.  It runs first: a server that answers the
+# handshake but not the writes tests the timeout of requests alone; the
+# stopped server, which answers nothing, tests reconnection too.
 
 source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
 requires truncate
@@ -62,17 +63,40 @@ def read_ok(arr, off, shadow, what, limit=1.0):
 
 faults.watchdog(50)
 with faults.Harness() as hz:
-    # 1. The delay filter: every read of member k takes 10 s.
+    # 1. The delay filter: every write (and zero) to member 1 takes 10 s.
+    # Reads are not delayed, so the plugin opens the array normally (it
+    # may read its members at start-up).  The members start zeroed, so
+    # the shadow is all zeroes and every row's parity is good.
     ms = [hz.member(16 * 16 * K, "remote"),
-          hz.member(16 * 16 * K, "remote", delay_read="10"),
+          hz.member(16 * 16 * K, "remote", delay_write="10"),
           hz.member(16 * 16 * K, "remote")]
     arr = hz.array(ms, level=5, chunk=16 * K, params=["member-timeout=%d" % TIMEOUT])
-    shadow = faults.fill(arr, rng)
-    on_k, off_k = chunks_on(arr, 1, True), chunks_on(arr, 1, False)
-    print("RAID-5, member 1 answers reads after 10 s (delay filter)", flush=True)
+    shadow = bytearray(arr.size)
+    print("RAID-5, member 1 answers writes after 10 s (delay filter)", flush=True)
+    on_k = chunks_on(arr, 1, True)
+    # Rows where member 1 holds neither the chunk written nor parity.
+    free = [arr.chunk_offset(s, i) for s in range(arr.rows) for i in range(arr.dd)
+            if 1 not in arr.row_members(s)
+            and arr.where(arr.chunk_offset(s, i))[2] != 1]
     for j in (0, 1):
-        read_hung(arr, 1, on_k[j], shadow, "read %d of the slow member" % (j + 1))
-        read_ok(arr, off_k[j], shadow, "read of another member")
+        data = rng.randbytes(4096)
+        _, err, dt = faults.timed(arr.h.pwrite, data, on_k[j])
+        print("    write %d to the slow member: %s after %.2f s"
+              % (j + 1, err or "ok", dt), flush=True)
+        assert dt < HI, "a write to the slow member took %.1f s" % dt
+        if degraded:
+            assert err is None, "degraded write failed: %s" % err
+            shadow[on_k[j]:on_k[j] + 4096] = data
+            read_ok(arr, on_k[j], shadow, "read back of a degraded write")
+        else:
+            assert err is not None, "a write to the slow member succeeded"
+            assert dt > LO, "the write failed after only %.2f s" % dt
+        data = rng.randbytes(4096)
+        _, err, dt = faults.timed(arr.h.pwrite, data, free[j] + 4096)
+        assert err is None and dt < 1.0, \
+            "a write avoiding the slow member: %s after %.2f s" % (err, dt)
+        shadow[free[j] + 4096:free[j] + 8192] = data
+        read_ok(arr, free[j] + 4096, shadow, "read of another member")
     arr.stop()
     # 2. SIGSTOP.
     arr = hz.array(["remote", "remote", "local", "remote"], member_size=16 * 16 * K,
@@ -102,4 +126,4 @@ EOF
 
 FAULTS_DIR=$tmpdir SEED=$seed \
 PYTHONPATH=$top_srcdir/tests${PYTHONPATH:+:$PYTHONPATH} \
-    timeout -k 5 80 python3 "$tmpdir/hang.py"
+    timeout -k 5 80 python3 "$tmpdir/hang.py" || { cat "$tmpdir"/array*.log; exit 1; }

@@ -93,4 +93,4 @@ EOF
 
 FAULTS_DIR=$tmpdir SEED=$seed \
 PYTHONPATH=$top_srcdir/tests${PYTHONPATH:+:$PYTHONPATH} \
-    timeout -k 5 80 python3 "$tmpdir/restart.py"
+    timeout -k 5 80 python3 "$tmpdir/restart.py" || { tail -n 20 "$tmpdir"/array*.log; exit 1; }

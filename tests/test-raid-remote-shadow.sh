@@ -159,4 +159,4 @@ EOF
 
 FAULTS_DIR=$tmpdir TESTS_DIR=$top_srcdir/tests SEED=$seed \
 PYTHONPATH=$top_srcdir/tests${PYTHONPATH:+:$PYTHONPATH} \
-    timeout -k 5 150 python3 "$tmpdir/shadow.py"
+    timeout -k 5 150 python3 "$tmpdir/shadow.py" || { tail -n 20 "$tmpdir"/array*.log; exit 1; }
