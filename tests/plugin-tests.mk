@@ -55,3 +55,12 @@ TESTS += test-raid-remote-restart.sh
 EXTRA_DIST += test-raid-remote-restart.sh
 TESTS += test-raid-fail-random.sh
 EXTRA_DIST += test-raid-fail-random.sh
+
+# md v1.2 superblocks (plugin/metadata.c): hand-built superblocks, the
+# kernel's checksum, refusals.  The test supplies its own member_io_run.
+if HAVE_CHECK
+check_PROGRAMS += test_metadata
+TESTS += test_metadata
+test_metadata_SOURCES = test_metadata.c ../plugin/metadata.c
+test_metadata_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
+endif
