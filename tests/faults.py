@@ -268,6 +268,7 @@ class Member:
                                      stdout=log, stderr=log)
         log.close()
         _procs.append(self.proc)
+        self.hz.procs.append(self.proc)
         self.stopped = False
         _wait_for(self.pidfile, self.proc, "member server %s" % self.name)
 
@@ -383,6 +384,7 @@ class Array:
                                      stdout=log, stderr=log)
         log.close()
         _procs.append(self.proc)
+        self.hz.procs.append(self.proc)
         _wait_for(self.pidfile, self.proc, "the raid plugin (see %s)" % self.logfile)
         self.h = self.connect()
         self.size = self.h.get_size()
@@ -470,6 +472,8 @@ class Harness:
         self.members = []
         self.arrays = []
         self._count = 0
+        self.procs = []         # every process started, even if its
+                                # object never finished construction
 
     def __enter__(self):
         return self
@@ -514,7 +518,11 @@ class Harness:
                 if m.proc in _procs:
                     _procs.remove(m.proc)
                 m.proc = None
-        self.arrays, self.members = [], []
+        for p in self.procs:
+            _reap(p)
+            if p in _procs:
+                _procs.remove(p)
+        self.arrays, self.members, self.procs = [], [], []
         if self.own_dir and os.path.isdir(self.dir):
             shutil.rmtree(self.dir, ignore_errors=True)
 
