@@ -84,7 +84,11 @@ next_rebuilding (struct array *a)
   return -1;
 }
 
-static void
+/* Rebuild member i from its recovery offset on.  Returns -1 if it could
+ * not go on for want of readable members (it stays rebuilding), else 0
+ * (done, stopped, or the member failed or was replaced meanwhile).
+ */
+static int
 rebuild_member (struct array *a, int i)
 {
   struct member *m = a->members[i];
@@ -101,10 +105,10 @@ rebuild_member (struct array *a, int i)
 
     if (__atomic_load_n (&a->members[i], __ATOMIC_ACQUIRE) != m ||
         member_failed (m))
-      return;                   /* failed or replaced again meanwhile */
+      return 0;                 /* failed or replaced again meanwhile */
     sh = stripe_cache_get (a->cache, s);
     if (sh == NULL)
-      return;
+      return -1;
     r = stripe_rebuild_row (a->cache, sh, i);
     if (r == 0)
       __atomic_store_n (&m->recovery_stripe, s + 1, __ATOMIC_RELEASE);
@@ -112,7 +116,7 @@ rebuild_member (struct array *a, int i)
     if (r == -1) {
       nbdkit_error ("raid: rebuild of member %d (%s) stopped at row %" PRIu64
                     ": %m", i, m->name, s);
-      return;
+      return member_failed (m) ? 0 : -1;
     }
     throttle (a, (s + 1 - first) * a->g.chunk, start);
   }
@@ -125,6 +129,7 @@ rebuild_member (struct array *a, int i)
     nbdkit_debug ("raid: member %d (%s) rebuilt in %.1f s", i, m->name,
                   now_s () - start);
   }
+  return 0;
 }
 
 static void
@@ -174,26 +179,44 @@ scrub (struct array *a)
   free (scratch);
 }
 
+/* The next member to rebuild, or -1; when none is left the job ends, both
+ * decided under job_lock so that a replace cannot slip in between.
+ */
+static int
+next_or_finish (struct array *a)
+{
+  int i;
+
+  pthread_mutex_lock (&a->job_lock);
+  i = stopping (a) ? -1 : next_rebuilding (a);
+  if (i < 0)
+    a->job.running = false;
+  pthread_mutex_unlock (&a->job_lock);
+  return i;
+}
+
 static void *
 job_thread (void *arg)
 {
   struct array *a = arg;
+  int i;
 
-  if (a->job.kind == JOB_SCRUB)
+  if (a->job.kind == JOB_SCRUB) {
     scrub (a);
-  else {
-    int i;
-
-    while (!stopping (a) && (i = next_rebuilding (a)) >= 0) {
-      rebuild_member (a, i);
-      if (__atomic_load_n (&a->members[i]->state, __ATOMIC_ACQUIRE) ==
-          MEMBER_REBUILDING)
-        break;                  /* stopped or failed: leave it */
+    pthread_mutex_lock (&a->job_lock);
+    a->job.running = false;
+    pthread_mutex_unlock (&a->job_lock);
+    return NULL;
+  }
+  while ((i = next_or_finish (a)) >= 0) {
+    if (rebuild_member (a, i) == -1) {
+      /* Too few readable members: leave it rebuilding rather than spin. */
+      pthread_mutex_lock (&a->job_lock);
+      a->job.running = false;
+      pthread_mutex_unlock (&a->job_lock);
+      break;
     }
   }
-  pthread_mutex_lock (&a->job_lock);
-  a->job.running = false;
-  pthread_mutex_unlock (&a->job_lock);
   return NULL;
 }
 
