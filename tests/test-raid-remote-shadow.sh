@@ -109,7 +109,7 @@ def burst(arr, rng, shadow, depth=32):
     hs[1].shutdown()
     return len(pieces)
 
-faults.watchdog(float(os.environ.get("WATCHDOG", "100")))
+faults.watchdog(float(os.environ.get("WATCHDOG", "60")))
 with faults.Harness() as hz:
     for n, (level, kinds, layout, chunk, doff) in enumerate(configs):
         rng = random.Random(seed + n)
@@ -159,4 +159,4 @@ EOF
 
 FAULTS_DIR=$tmpdir TESTS_DIR=$top_srcdir/tests SEED=$seed \
 PYTHONPATH=$top_srcdir/tests${PYTHONPATH:+:$PYTHONPATH} \
-    timeout -k 5 150 python3 "$tmpdir/shadow.py" || { tail -n 20 "$tmpdir"/array*.log; exit 1; }
+    timeout -k 5 90 python3 "$tmpdir/shadow.py" || { tail -n 20 "$tmpdir"/array*.log; exit 1; }
