@@ -48,6 +48,20 @@ reply_ok (FILE *f, int r, const char *why)
     fprintf (f, "error: %s\n", why);
 }
 
+/* A member index: digits only, or -1. */
+static int
+parse_index (const char *s)
+{
+  char *end;
+  long v;
+
+  if (*s < '0' || *s > '9')
+    return -1;
+  errno = 0;
+  v = strtol (s, &end, 10);
+  return *end || errno || v > 65535 ? -1 : (int) v;
+}
+
 static void
 command (struct array *a, char *line, FILE *f)
 {
@@ -61,11 +75,11 @@ command (struct array *a, char *line, FILE *f)
   if (n == 1 && strcmp (words[0], "status") == 0)
     array_status_json (a, f);
   else if (n == 2 && strcmp (words[0], "fail") == 0) {
-    r = array_fail_member (a, atoi (words[1]), &why);
+    r = array_fail_member (a, parse_index (words[1]), &why);
     reply_ok (f, r, why);
   }
   else if (n == 3 && strcmp (words[0], "replace") == 0) {
-    r = array_replace_member (a, atoi (words[1]), words[2], &why);
+    r = array_replace_member (a, parse_index (words[1]), words[2], &why);
     reply_ok (f, r, why);
   }
   else if (n == 2 && strcmp (words[0], "scrub") == 0 &&
