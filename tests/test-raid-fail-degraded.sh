@@ -51,6 +51,66 @@ configs = [
     (6, 5, "parity-last",      8 * K,  12 * K),
 ]
 
+def one_set(arr, fs, what, shadow, rng, paths, pristine, ctlpath, external):
+    """One failure set fs (the members missing) on a started degraded
+    array: paths and pristine are the member files and their contents
+    before it started; external: check the members with raidcheck.py as
+    a program (else its code, in process)."""
+    n, chunk, doff = arr.n, arr.chunk, arr.data_offset
+    rf.compare_all(arr, shadow, what + ": first degraded read")
+    for i in range(n):
+        if i not in fs and rf.file_bytes(paths[i]) != pristine[i]:
+            raise AssertionError("%s: reading changed member %d"
+                                 % (what, i))
+    rf.random_ops(arr, rng, shadow, nops, what + ": degraded writes")
+    rf.compare_all(arr, shadow, what + ": after degraded writes")
+    if have_ctl:
+        ctl = rf.Control(ctlpath)
+        st = ctl.status()
+        assert st["degraded"] is True and st["failed"] == len(fs), \
+            "%s: status %s" % (what, st)
+        assert [m["state"] for m in st["members"]] == \
+            ["failed" if i in fs else "in_sync" for i in range(n)], \
+            "%s: member states %s" % (what, st["members"])
+        # Replacements a little bigger than needed, full of noise:
+        # the rebuild must not touch the bytes before data-offset
+        # or after the last row.
+        now = list(paths)
+        end = doff + msize
+        noise = {}
+        for i in fs:
+            now[i] = os.path.join(work, "new%d" % i)
+            rf.noise_file(now[i], end + chunk + 1000)
+            b = rf.file_bytes(now[i])
+            noise[i] = (b[:doff], b[end:])
+            ctl.ok("replace %d %s" % (i, now[i]))
+            # Every other pair: both replaced at once, the second
+            # while the first rebuilds (it waits its turn).
+            if len(fs) == 1 or sum(fs) % 2:
+                ctl.wait_idle(30)
+        ctl.wait_idle(30)
+        st = ctl.status()
+        assert not st["degraded"] and st["failed"] == 0 and \
+            all(m["state"] == "in_sync" for m in st["members"]), \
+            "%s: after replacing: %s" % (what, st)
+        rf.compare_all(arr, shadow, what + ": after the rebuild")
+        arr.stop()
+        rf.check_members(arr, now, shadow, what + ": rebuilt", work,
+                         inprocess=not external)
+        for i in fs:
+            b = rf.file_bytes(now[i])
+            assert (b[:doff], b[end:]) == noise[i], \
+                "%s: the rebuild wrote outside the array on member %d" \
+                % (what, i)
+        for i in fs:
+            os.unlink(now[i])
+    else:
+        arr.stop()
+        arr.start()
+        rf.compare_all(arr, shadow, what + ": restarted degraded")
+        arr.stop()
+
+
 t0 = time.monotonic()
 total = 0
 with faults.Harness(work) as hz:
@@ -81,58 +141,13 @@ with faults.Harness(work) as hz:
             ctlpath = os.path.join(work, "ctl.sock")
             params = ["control=" + ctlpath] if have_ctl else []
             arr = rf.array(hz, ms, params=params, **geo)
-            rf.compare_all(arr, shadow, what + ": first degraded read")
-            for i in range(n):
-                if i not in fs and rf.file_bytes(paths[i]) != pristine[i]:
-                    raise AssertionError("%s: reading changed member %d"
-                                         % (what, i))
-            rf.random_ops(arr, rng, shadow, nops, what + ": degraded writes")
-            rf.compare_all(arr, shadow, what + ": after degraded writes")
-            if have_ctl:
-                ctl = rf.Control(ctlpath)
-                st = ctl.status()
-                assert st["degraded"] is True and st["failed"] == len(fs), \
-                    "%s: status %s" % (what, st)
-                assert [m["state"] for m in st["members"]] == \
-                    ["failed" if i in fs else "in_sync" for i in range(n)], \
-                    "%s: member states %s" % (what, st["members"])
-                # Replacements a little bigger than needed, full of noise:
-                # the rebuild must not touch the bytes before data-offset
-                # or after the last row.
-                now = list(paths)
-                end = doff + msize
-                noise = {}
-                for i in fs:
-                    now[i] = os.path.join(work, "new%d" % i)
-                    rf.noise_file(now[i], end + chunk + 1000)
-                    b = rf.file_bytes(now[i])
-                    noise[i] = (b[:doff], b[end:])
-                    ctl.ok("replace %d %s" % (i, now[i]))
-                    # Every other pair: both replaced at once, the second
-                    # while the first rebuilds (it waits its turn).
-                    if len(fs) == 1 or sum(fs) % 2:
-                        ctl.wait_idle(30)
-                ctl.wait_idle(30)
-                st = ctl.status()
-                assert not st["degraded"] and st["failed"] == 0 and \
-                    all(m["state"] == "in_sync" for m in st["members"]), \
-                    "%s: after replacing: %s" % (what, st)
-                rf.compare_all(arr, shadow, what + ": after the rebuild")
-                arr.stop()
-                rf.check_members(arr, now, shadow, what + ": rebuilt", work,
-                                 inprocess=fs != fsets[0])
-                for i in fs:
-                    b = rf.file_bytes(now[i])
-                    assert (b[:doff], b[end:]) == noise[i], \
-                        "%s: the rebuild wrote outside the array on member %d" \
-                        % (what, i)
-                for i in fs:
-                    os.unlink(now[i])
-            else:
-                arr.stop()
-                arr.start()
-                rf.compare_all(arr, shadow, what + ": restarted degraded")
-                arr.stop()
+            try:
+                one_set(arr, fs, what, shadow, rng, paths, pristine, ctlpath,
+                        external=fs == fsets[0])
+            except BaseException:
+                rf.log("  the plugin's log (%s):\n%s" % (arr.logfile,
+                                                         arr.log()[-3000:]))
+                raise
             total += 1
         rf.log("  RAID-%d %-16s %d members, chunk %2dK, data offset %2dK: "
                "%3d failure sets passed (%.1f s)"
