@@ -79,6 +79,12 @@ read_all (struct array *a, const struct array_config *cfg,
       continue;
     }
     r = md_super_read (a->members[i], &sbs[i], &why);
+    if (r == -2) {
+      /* An I/O error fails the member; the array may start degraded. */
+      member_fail (a->members[i], errno ? errno : EIO);
+      sbs[i].role = -2;
+      continue;
+    }
     if (r == -1) {
       nbdkit_error ("member %s: %s", cfg->disks[i], why);
       return -1;

@@ -50,8 +50,9 @@ struct nbd_member {
   int id;                       /* index into a thread's connections */
   char *uri;
   bool multi_conn, can_zero;
-  pthread_mutex_t lock;         /* shared connection, backoff state */
+  pthread_mutex_t lock;         /* the shared connection's batches */
   struct nbd_handle *shared;    /* without multi-conn */
+  pthread_mutex_t backoff_lock; /* the two fields below */
   uint64_t retry_after_ms;      /* no connection attempt before this */
   unsigned int backoff_ms;
 };
@@ -98,18 +99,47 @@ now_ms (void)
   return ts.tv_sec * UINT64_C (1000) + ts.tv_nsec / 1000000;
 }
 
+/* Connect and handshake within timeout_ms: a server that accepts but
+ * never answers must not hang the request that needed it.
+ */
 static struct nbd_handle *
 connect_uri (const char *uri)
 {
   struct nbd_handle *h = nbd_create ();
+  uint64_t deadline = now_ms () + timeout_ms;
 
   if (h == NULL)
     return NULL;
-  if (nbd_connect_uri (h, uri) == -1) {
-    nbd_close (h);
-    return NULL;
+  if (nbd_aio_connect_uri (h, uri) == -1)
+    goto fail;
+  while (nbd_aio_is_connecting (h) == 1) {
+    unsigned int dir = nbd_aio_get_direction (h);
+    struct pollfd pfd = {
+      .fd = nbd_aio_get_fd (h),
+      .events = (dir & LIBNBD_AIO_DIRECTION_READ ? POLLIN : 0) |
+                (dir & LIBNBD_AIO_DIRECTION_WRITE ? POLLOUT : 0),
+    };
+    uint64_t t = now_ms ();
+    int r;
+
+    if (t >= deadline) {
+      nbdkit_error ("%s: no handshake in %d ms", uri, timeout_ms);
+      goto fail;
+    }
+    r = poll (&pfd, 1, deadline - t);
+    if (r == -1 && errno != EINTR)
+      goto fail;
+    if (r > 0 &&
+        ((pfd.revents & (POLLIN | POLLHUP | POLLERR)) ? nbd_aio_notify_read (h)
+         : nbd_aio_notify_write (h)) == -1)
+      goto fail;
   }
-  return h;
+  if (nbd_aio_is_ready (h) == 1)
+    return h;
+
+ fail:
+  nbd_close (h);
+  return NULL;
 }
 
 /* Connect, unless backing off after a recent failure.  NULL: EIO. */
@@ -120,14 +150,14 @@ member_connect (struct nbd_member *nm, const char *name)
   uint64_t t = now_ms ();
   bool backing_off;
 
-  pthread_mutex_lock (&nm->lock);
+  pthread_mutex_lock (&nm->backoff_lock);
   backing_off = t < nm->retry_after_ms;
-  pthread_mutex_unlock (&nm->lock);
+  pthread_mutex_unlock (&nm->backoff_lock);
   if (backing_off)
     return NULL;
 
   h = connect_uri (nm->uri);
-  pthread_mutex_lock (&nm->lock);
+  pthread_mutex_lock (&nm->backoff_lock);
   if (h)
     nm->backoff_ms = 0;
   else {
@@ -138,7 +168,7 @@ member_connect (struct nbd_member *nm, const char *name)
     nbdkit_error ("member %s: %s (retrying in %u ms at the earliest)",
                   name, nbd_get_error (), nm->backoff_ms);
   }
-  pthread_mutex_unlock (&nm->lock);
+  pthread_mutex_unlock (&nm->backoff_lock);
   return h;
 }
 
@@ -168,6 +198,7 @@ struct pending {
   struct nbd_handle **slot;
   int64_t cookie;               /* 0: none in flight */
   uint64_t sent;                /* bytes covered by the command in flight */
+  bool retried;                 /* already re-sent after a dead connection */
 };
 
 static int64_t
@@ -203,14 +234,22 @@ finished (const struct member_io *io)
                      : io->done >= io->len);
 }
 
-/* Drop a connection and fail everything that was on it. */
+/* Drop a connection.  What was on it is sent again, once, on a new
+ * connection: a connection that sat idle while its server restarted is
+ * only found dead when used, and that is no reason to fail the member.
+ * (Re-sending is safe: reads, writes and zeroes are idempotent.)  A second
+ * death, or a timeout (retry false), fails the requests.
+ */
 static void
-kill_conn (struct pending *p, size_t n, struct nbd_handle **slot, int err)
+kill_conn (struct pending *p, size_t n, struct nbd_handle **slot, bool retry)
 {
   nbd_close (*slot);
   for (size_t i = 0; i < n; i++)
     if (p[i].slot == slot && !finished (p[i].io)) {
-      p[i].io->err = err;
+      if (retry && !p[i].retried)
+        p[i].retried = true;
+      else
+        p[i].io->err = EIO;
       p[i].cookie = 0;
     }
   *slot = NULL;
@@ -240,7 +279,7 @@ issue_all (struct pending *p, size_t n)
     p[i].cookie = issue (*p[i].slot, io, &p[i].sent);
     if (p[i].cookie == -1) {
       nbdkit_error ("member %s: %s", io->member->name, nbd_get_error ());
-      kill_conn (p, n, p[i].slot, EIO);
+      kill_conn (p, n, p[i].slot, true);
     }
   }
 }
@@ -264,13 +303,16 @@ reap_all (struct pending *p, size_t n)
     p[i].cookie = 0;
     if (r == 1)
       p[i].io->done += p[i].sent;
+    else if (nbd_aio_is_dead (*p[i].slot) || nbd_aio_is_closed (*p[i].slot)) {
+      nbdkit_debug ("member %s: connection lost: %s", p[i].io->member->name,
+                    nbd_get_error ());
+      kill_conn (p, n, p[i].slot, true);
+    }
     else {
       int e = nbd_get_errno ();
 
       nbdkit_error ("member %s: %s", p[i].io->member->name, nbd_get_error ());
       p[i].io->err = e == EOPNOTSUPP || e == ENOTSUP ? EOPNOTSUPP : EIO;
-      if (*p[i].slot && nbd_aio_is_dead (*p[i].slot))
-        kill_conn (p, n, p[i].slot, EIO);
     }
     if (!finished (p[i].io))
       busy = true;
@@ -316,7 +358,7 @@ poll_conns (struct pending *p, size_t n, int wait_ms)
     else if (fds[j].revents & POLLOUT)
       r = nbd_aio_notify_write (h);
     if (r == -1 || nbd_aio_is_dead (h))
-      kill_conn (p, n, slots[j], EIO);
+      kill_conn (p, n, slots[j], true);
   }
   return 0;
 }
@@ -367,7 +409,7 @@ nbd_io (struct member_io **ios, size_t n)
         if (p[i].cookie) {
           nbdkit_error ("member %s: no reply in %d ms, dropping the connection",
                         ios[i]->member->name, timeout_ms);
-          kill_conn (p, n, p[i].slot, EIO);
+          kill_conn (p, n, p[i].slot, false);
         }
       break;
     }
@@ -387,6 +429,7 @@ nbd_member_close (struct member *m)
   if (nm->shared)
     nbd_close (nm->shared);
   pthread_mutex_destroy (&nm->lock);
+  pthread_mutex_destroy (&nm->backoff_lock);
   free (nm->uri);
   free (nm);
   free (m->name);
@@ -444,6 +487,7 @@ member_nbd_open (const char *uri)
   nm->multi_conn = nbd_can_multi_conn (h) == 1;
   nm->can_zero = nbd_can_zero (h) == 1;
   pthread_mutex_init (&nm->lock, NULL);
+  pthread_mutex_init (&nm->backoff_lock, NULL);
   nbd_close (h);
   m->ops = &nbd_ops;
   m->size = size;

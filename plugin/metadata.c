@@ -213,7 +213,7 @@ md_super_read (struct member *m, struct md_super *sb, const char **why)
   if (super_io (m, MEMBER_READ, buf) == -1) {
     *why = "cannot read the superblock area";
     free (buf);
-    return -1;
+    return -2;
   }
   r = md_super_parse (buf, sb, why);
   free (buf);

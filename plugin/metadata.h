@@ -48,7 +48,9 @@ int md_super_parse (const uint8_t *buf, struct md_super *sb, const char **why);
 /* Serialise sb (with a fresh checksum) into buf (MD_SB_BYTES). */
 void md_super_format (const struct md_super *sb, uint8_t *buf);
 
-/* Read / write the superblock of member m; 4 KiB aligned buffers. */
+/* Read / write the superblock of member m.  md_super_read returns what
+ * md_super_parse does, or -2 (errno set) if the member cannot be read.
+ */
 int md_super_read (struct member *m, struct md_super *sb, const char **why);
 int md_super_write (struct member *m, const struct md_super *sb);
 
