@@ -64,3 +64,12 @@ TESTS += test_metadata
 test_metadata_SOURCES = test_metadata.c ../plugin/metadata.c
 test_metadata_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
+
+# Guest tests (issue 6): a Debian kernel under qemu (TCG) with mdadm,
+# nbd-client and e2fsprogs checks the plugin against Linux md and the
+# kernel's NBD client.  vm/build-guest.sh builds the guest once into
+# ${XDG_CACHE_HOME:-/var/tmp}/nbdkit-raid-vm; they skip without qemu.
+EXTRA_DIST += vm/build-guest.sh vm/common.sh vm/guest-lib.sh vm/init \
+	vm/modprobe-log vm/patgen.c vm/guest-md-create.sh
+TESTS += vm/test-vm-mdadm-to-plugin.sh
+EXTRA_DIST += vm/test-vm-mdadm-to-plugin.sh

@@ -1,0 +1,152 @@
+# Helpers for the guest tests (tests/vm/test-vm-*.sh); source after
+# ../functions.sh, which provides $tmpdir, cleanup_fn and the exit trap.
+#
+#   vm_setup              skip (77) unless qemu-system-x86_64 is here and
+#                         the guest builds (build-guest.sh, cached); sets
+#                         $GUEST (its directory) and $PATGEN
+#   vm_initrd OUT SCRIPT [FILE...]
+#                         the guest's initramfs plus a second cpio archive
+#                         holding SCRIPT as /scenario.sh, guest-lib.sh and
+#                         FILEs (in /)
+#   run_vm NAME INITRD [QEMU-ARG...]
+#                         boot it under a hard timeout ($VM_TIMEOUT s);
+#                         serial console in $tmpdir/NAME.console; sets
+#                         $vm_status (qemu's) and $vm_seconds; the console
+#                         log is copied to $VM_KEEP_LOGS if that is set
+#   vm_disk ID FILE       -drive/-device arguments in ${vm_args[@]} for a
+#                         raw virtio disk with virtio serial ID
+#   vm_results_disk NAME  the scratch disk the guest's /out is tarred onto
+#   vm_results NAME DIR   unpack it into DIR
+#   vm_result NAME        0 if the console says "RAIDVM: RESULT PASS"
+#
+# Acceleration: TCG (-accel tcg -cpu max) unless VM_ACCEL=kvm: on these
+# machines nested KVM aborts.  No network unless a test adds one; when
+# it does, user networking only: the guest reaches the host's 127.0.0.1
+# as 10.0.2.2 and nothing else.
+
+vm_dir=$top_srcdir/tests/vm
+: "${VM_TIMEOUT:=240}"
+: "${VM_ACCEL:=tcg}"
+: "${VM_MEM:=1024}"
+QEMU=${QEMU:-qemu-system-x86_64}
+
+vm_setup ()
+{
+    requires "$QEMU" timeout cpio gzip tar
+    local out
+    if ! out=$("$vm_dir/build-guest.sh" 2> "$tmpdir/build-guest.log"); then
+        echo "$0: SKIP: the test guest cannot be built:"
+        grep -v '^W:' "$tmpdir/build-guest.log" | tail -n 5
+        exit 77
+    fi
+    GUEST=$(tail -n 1 <<< "$out")
+    PATGEN=$GUEST/patgen
+    echo "guest: $GUEST (kernel $(cat "$GUEST/kver"))"
+}
+
+vm_initrd ()
+{
+    local out=$1 scen=$2 d
+    shift 2
+    d=$tmpdir/initrd.$$
+    rm -rf "$d"
+    mkdir -p "$d"
+    install -m 0755 "$scen" "$d/scenario.sh"
+    cp "$vm_dir/guest-lib.sh" "$d/"
+    [ $# -eq 0 ] || cp "$@" "$d/"
+    (cd "$d" && find . -print0 | sort -z | cpio --null -o -H newc --quiet) |
+        gzip -1 > "$d.cpio.gz"
+    cat "$GUEST/initramfs.cpio.gz" "$d.cpio.gz" > "$out"
+    rm -rf "$d" "$d.cpio.gz"
+}
+
+vm_args=()
+_vm_ndisk=0
+vm_disk ()
+{
+    local id=$1 file=$2 bus=""
+    # Past 24 disks, the rest go behind a PCI bridge (32 slots a bus).
+    if [ "$_vm_ndisk" -eq 24 ]; then
+        vm_args+=(-device pci-bridge,id=br1,chassis_nr=1)
+    fi
+    [ "$_vm_ndisk" -lt 24 ] || bus=",bus=br1,addr=$(( _vm_ndisk - 24 + 1 ))"
+    vm_args+=(-drive "file=$file,format=raw,if=none,id=d$_vm_ndisk,cache=unsafe"
+              -device "virtio-blk-pci,drive=d$_vm_ndisk,serial=$id$bus")
+    _vm_ndisk=$(( _vm_ndisk + 1 ))
+}
+
+vm_results_disk ()
+{
+    local f=$tmpdir/$1.results
+    rm -f "$f"
+    truncate -s 32M "$f"
+    vm_disk results "$f"
+}
+
+run_vm ()
+{
+    local name=$1 initrd=$2 cpu=max pid t0
+    shift 2
+    [ "$VM_ACCEL" = kvm ] && cpu=host
+    local log=$tmpdir/$name.console pidf=$tmpdir/$name.qemu.pid
+    rm -f "$log" "$pidf"
+    local cmd=("$QEMU" -accel "$VM_ACCEL" -cpu "$cpu" -M pc -m "$VM_MEM" -smp 2
+               -nodefaults -no-user-config -display none -no-reboot
+               -monitor none -serial "file:$log" -pidfile "$pidf"
+               -kernel "$GUEST/vmlinuz" -initrd "$initrd"
+               -append "console=ttyS0 panic=-1 loglevel=4 quiet"
+               "$@")
+    echo "== $name: ${cmd[*]}"
+    t0=$(date +%s)
+    # In the background, so that a signal reaches our trap at once; the
+    # trap kills timeout (which passes it on to qemu) and qemu itself.
+    timeout -k 10 "$VM_TIMEOUT" "${cmd[@]}" < /dev/null > "$tmpdir/$name.qemu.out" 2>&1 &
+    pid=$!
+    _bg_pids+=("$pid")
+    cleanup_fn _vm_kill "$pidf"
+    vm_status=0
+    wait "$pid" || vm_status=$?
+    vm_seconds=$(( $(date +%s) - t0 ))
+    echo "== $name: qemu exit status $vm_status after $vm_seconds s"
+    [ "$vm_status" -ne 124 ] || echo "== $name: TIMED OUT after $VM_TIMEOUT s"
+    cat "$tmpdir/$name.qemu.out"
+    if [ -n "${VM_KEEP_LOGS:-}" ]; then
+        mkdir -p "$VM_KEEP_LOGS"
+        cp "$log" "$VM_KEEP_LOGS/" 2>/dev/null || true
+    fi
+    touch "$log"
+}
+
+_vm_kill ()
+{
+    local p
+    [ -s "$1" ] || return 0
+    p=$(cat "$1")
+    kill "$p" 2>/dev/null || return 0
+    sleep 1
+    kill -9 "$p" 2>/dev/null
+    return 0
+}
+
+# The guest's verdict, with its failures and the log's tail on failure.
+vm_result ()
+{
+    local log=$tmpdir/$1.console
+    if grep -q '^RAIDVM: RESULT PASS' "$log"; then
+        return 0
+    fi
+    echo "== $1: the guest did not pass; its FAIL lines and the log's tail:"
+    grep -a 'RAIDVM: FAIL' "$log" || true
+    tail -n 60 "$log" | tr -d '\r'
+    return 1
+}
+
+# vm_results NAME DIR: unpack what the guest saved from /out.
+vm_results ()
+{
+    mkdir -p "$2"
+    tar -xf "$tmpdir/$1.results" -C "$2" 2>/dev/null || {
+        echo "== $1: the guest saved no results"
+        return 1
+    }
+}
