@@ -73,3 +73,6 @@ EXTRA_DIST += vm/build-guest.sh vm/common.sh vm/guest-lib.sh vm/init \
 	vm/modprobe-log vm/patgen.c vm/guest-md-create.sh
 TESTS += vm/test-vm-mdadm-to-plugin.sh
 EXTRA_DIST += vm/test-vm-mdadm-to-plugin.sh
+EXTRA_DIST += vm/guest-nbd.sh
+TESTS += vm/test-vm-nbd-client.sh
+EXTRA_DIST += vm/test-vm-nbd-client.sh
