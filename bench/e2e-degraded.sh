@@ -44,7 +44,9 @@ for _ in $(seq 100); do
   nbdinfo --can connect "nbd+unix:///?socket=$sock" 2>/dev/null && break
   sleep 0.1
 done
-export NBD_URI="nbd+unix:///?socket=$sock" FIO_SIZE=1G
+export NBD_URI="nbd+unix:///?socket=$sock"
+FIO_SIZE=$(nbdinfo --size "$NBD_URI")
+export FIO_SIZE
 
 fio_val () {                    # fio_val JOB RW KEY -> number
   fio --output-format=json --output="$dir/out.json" "$jobs/$1.fio" >/dev/null
@@ -71,14 +73,19 @@ for state in healthy one-failed two-failed; do
     "$(echo "${sr[$state]} / ${sr[healthy]}" | bc -l)"
 done
 
-rebuild () {                    # rebuild MEMBER -> seconds
+rebuild () {                    # rebuild MEMBER -> seconds, polled every 20 ms
   truncate -s "$MEMBER_SIZE" "$dir/new$1.img"
-  local t0 t1
-  t0=$(date +%s.%N)
-  "$ctl" "$dir/ctl" replace "$1" "$dir/new$1.img" >/dev/null
-  "$ctl" "$dir/ctl" wait 600 >/dev/null
-  t1=$(date +%s.%N)
-  echo "$t1 - $t0" | bc -l
+  /usr/bin/python3 - "$ctl" "$dir/ctl" "$1" "$dir/new$1.img" <<'PY'
+import json, subprocess, sys, time
+ctl, sock, member, path = sys.argv[1:]
+def ask(*cmd):
+    return subprocess.run([ctl, sock, *cmd], capture_output=True, text=True).stdout
+t0 = time.monotonic()
+assert ask("replace", member, path).strip() == "ok"
+while json.loads(ask("status"))["members"][int(member)]["state"] != "in_sync":
+    time.sleep(0.02)
+print(time.monotonic() - t0)
+PY
 }
 size_mb=$(( $(stat -c %s "$dir/m0.img") / 1000000 ))
 t=$(rebuild 1)
