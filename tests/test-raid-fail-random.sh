@@ -6,7 +6,11 @@
 # nbdkit's error filter, a member server killed), replacements (by a local
 # file or by a new NBD server, every one full of noise), rebuilds at an
 # unlimited or a capped rate, scrubs running under the writes, and
-# restarts of nbdkit (with the failed members given as disk=missing).  A
+# restarts of nbdkit.  Three arrays: RAID-6 and RAID-5 in raw mode, where
+# a restart gives the failed members as disk=missing, and RAID-6 with md
+# superblocks (create=true), where a restart gives every member that can
+# still be opened, stale ones included, in a shuffled order: the plugin
+# must find the roles and leave the stale members out by itself.  A
 # failure is only injected when the array can take it: members that are
 # failed, doomed or still rebuilding count against the tolerance.  After
 # every control step the array's status must agree with the model, and
@@ -16,7 +20,7 @@
 #
 # The seed is printed; RAID_TEST_SEED=N replays the same choices (the
 # background rebuild's timing is not replayed).  RAID_TEST_SECONDS=N sets
-# the time per array (default 25).
+# the time per array (default 18).
 
 source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
 requires_python_module nbd
@@ -37,7 +41,7 @@ import raidfail_lib as rf
 
 seed = int(os.environ["SEED"])
 work = os.environ["FAULTS_DIR"]
-seconds = float(os.environ.get("RAID_TEST_SECONDS") or 25)
+seconds = float(os.environ.get("RAID_TEST_SECONDS") or 18)
 K, M = 1024, 1024 * 1024
 msize = 1 * M
 LAYOUTS = ["left-asymmetric", "right-asymmetric", "left-symmetric",
@@ -45,8 +49,11 @@ LAYOUTS = ["left-asymmetric", "right-asymmetric", "left-symmetric",
 
 
 class Run:
-    def __init__(self, hz, level, n, rng, tag):
+    def __init__(self, hz, level, n, rng, tag, md):
         self.hz, self.level, self.n, self.rng, self.tag = hz, level, n, rng, tag
+        self.md = md
+        self.doff = 8 * K if md else 0
+        self.starts = 0
         self.tol = 2 if level == 6 else 1
         self.chunk = rng.choice([4 * K, 8 * K, 16 * K])
         self.layout = rng.choice(LAYOUTS)
@@ -57,12 +64,13 @@ class Run:
         self.remote_new = 0
         kinds = [rng.choice(["remote", "local"]) for _ in range(n)]
         kinds[rng.randrange(n)] = "remote"
-        self.members = [hz.member(msize, k) for k in kinds]
+        self.members = [hz.member(self.doff + msize, k) for k in kinds]
         # Our model of each member: in_sync, failed, doomed (an EIO trigger
         # or a dead server the plugin may not have met yet), rebuilding.
         self.model = ["in_sync"] * n
-        self.what = "RAID-%d %s, %d members, chunk %d, rebuild-rate %s" % (
-            level, self.layout, n, self.chunk, self.rate or "unlimited")
+        self.what = "RAID-%d %s, %d members, chunk %d, rebuild-rate %s, %s" % (
+            level, self.layout, n, self.chunk, self.rate or "unlimited",
+            "md superblocks" if md else "raw")
         self.start()
         self.shadow = rf.fill(self.arr.h, rng)
 
@@ -73,10 +81,29 @@ class Run:
         params = ["control=" + self.sock, "member-timeout=5"]
         if self.rate:
             params.append("rebuild-rate=" + self.rate)
-        ms = [rf.MissingMember() if self.model[i] == "failed" else m
-              for i, m in enumerate(self.members)]
+        if self.md and self.starts == 0:
+            params.append("create=true")
+        ms = []
+        for i, m in enumerate(self.members):
+            if self.model[i] != "failed":
+                ms.append(m)
+            elif self.md and (not m.remote or m.alive()) and \
+                    not os.path.exists(getattr(m, "read_trigger", "")):
+                # md superblocks: the plugin must see that this member's
+                # superblock is stale and leave it out by itself.
+                ms.append(m)
+            else:
+                ms.append(rf.MissingMember())
+        if self.md and self.starts:
+            # Roles come from the superblocks, not the order (except for
+            # create=true, where the order gives them).
+            self.rng.shuffle(ms)
         self.arr = rf.array(self.hz, ms, level=self.level, chunk=self.chunk,
-                            layout=self.layout, params=params)
+                            layout=self.layout, data_offset=self.doff,
+                            params=params)
+        # (Array.members is in command-line order; its geometry helpers
+        # need only the count.  Roles are self.members.)
+        self.starts += 1
         self.ctl = rf.Control(self.sock)
 
     def status(self):
@@ -84,6 +111,12 @@ class Run:
         st = self.ctl.status()
         for i, m in enumerate(st["members"]):
             want, got = self.model[i], m["state"]
+            if m["name"] != self.members[i].disk and \
+                    not (want == "failed" and m["name"] == "missing"):
+                raise AssertionError(
+                    "member %d is %s (%s), expected %s (%s): roles mixed up"
+                    % (i, os.path.basename(m["name"]), got,
+                       os.path.basename(self.members[i].disk), want))
             if want == "doomed":
                 if got == "failed":
                     self.model[i] = "failed"
@@ -138,7 +171,8 @@ class Run:
             m.kill()
             self.model[i] = "doomed"
         self.counts["fail-" + how] += 1
-        self.note("fail member %d by %s" % (i, how))
+        self.note("fail member %d (%s) by %s" % (i, os.path.basename(m.disk),
+                                                  how))
 
     def replace_one(self):
         rng = self.rng
@@ -156,18 +190,18 @@ class Run:
             self.note("scrub stopped for a replacement")
         old = self.members[i]
         if self.remote_new < 6 and rng.random() < 0.4:
-            new = self.hz.member(msize, "remote")
+            new = self.hz.member(self.doff + msize, "remote")
             self.remote_new += 1
         else:
-            new = self.hz.member(msize, "local")
-        rf.noise_file(new.path, msize)
+            new = self.hz.member(self.doff + msize, "local")
+        rf.noise_file(new.path, self.doff + msize)
         self.ctl.ok("replace %d %s" % (i, new.disk))
         self.members[i] = new
         if old.remote and old.alive():
             old.kill()
         self.model[i] = "rebuilding"
         self.counts["replace-" + ("remote" if new.remote else "local")] += 1
-        self.note("replace member %d by %s" % (i, os.path.basename(new.path)))
+        self.note("replace member %d by %s" % (i, os.path.basename(new.disk)))
 
     def restart(self):
         self.ctl.wait_idle(60)
@@ -179,8 +213,9 @@ class Run:
         self.arr.stop()
         self.start()
         self.counts["restart"] += 1
-        self.note("restart with %s missing"
-                  % [i for i, s in enumerate(self.model) if s == "failed"])
+        self.note("restart with %s failed; command line %s"
+                  % ([i for i, s in enumerate(self.model) if s == "failed"],
+                     [os.path.basename(m.disk) for m in self.arr.members]))
         self.status()
 
     def scrub(self):
@@ -251,9 +286,10 @@ class Run:
 
 
 with faults.Harness(work) as hz:
-    for tag, level, n in (("r6", 6, 6), ("r5", 5, 4)):
+    for tag, level, n, md in (("r6", 6, 6, False), ("r5", 5, 4, False),
+                              ("r6md", 6, 5, True)):
         rng = random.Random("%d-%s" % (seed, tag))
-        r = Run(hz, level, n, rng, tag)
+        r = Run(hz, level, n, rng, tag, md)
         rf.log("  %s:" % r.what)
         try:
             took = r.run(time.monotonic() + seconds)
@@ -263,6 +299,11 @@ with faults.Harness(work) as hz:
             for h in r.history:
                 rf.log("    " + h)
             rf.log("  model: %s" % r.model)
+            rf.log("  roles: %s" % [os.path.basename(m.disk) for m in r.members])
+            try:
+                rf.log("  the plugin's log:\n" + r.arr.log()[-3000:])
+            except OSError:
+                pass
             raise
         rf.log("    %d ops in %.1f s: %s" % (r.op, took, dict(r.counts)))
         rf.log("    every read matched the shadow; final scrub and raidcheck.py"
