@@ -76,3 +76,9 @@ EXTRA_DIST += vm/test-vm-mdadm-to-plugin.sh
 EXTRA_DIST += vm/guest-nbd.sh
 TESTS += vm/test-vm-nbd-client.sh
 EXTRA_DIST += vm/test-vm-nbd-client.sh
+
+# md v1.2 superblocks end to end (issue 6): create=true, assembling from
+# the superblocks, stale members, bad superblocks and parameters,
+# clean/active across clean and unclean shutdowns.
+TESTS += test-raid-md.sh
+EXTRA_DIST += test-raid-md.sh
