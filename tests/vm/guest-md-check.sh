@@ -1,0 +1,46 @@
+#!/bin/sh
+# Guest side of test-vm-plugin-to-mdadm.sh.  For each line
+#   NAME N LEVEL LAYOUT CHUNK_KIB SECTORS
+# of /arrays.txt (disks with virtio serials NAME-d0 .. NAME-d<N-1>, made
+# by the plugin with create=true): mdadm --assemble must accept them,
+# --detail must show a clean array of that geometry and size, the
+# pattern in /NAME-writes.txt must read back, and an md "check" pass must
+# find no mismatches.  Saved in /out: NAME-detail.txt, NAME-examine.txt,
+# NAME-mismatch_cnt.txt.
+. /guest-lib.sh
+mdadm --version 2>&1 | sed 's/^/RAIDVM: /'
+while read -r name n level layout chunk sectors; do
+	[ -n "$name" ] || continue
+	step "$name: assemble"
+	devs=""
+	i=0
+	while [ $i -lt "$n" ]; do devs="$devs $(dev "$name-d$i")"; i=$((i + 1)); done
+	mdadm --examine $devs > "/out/$name-examine.txt" 2>&1
+	run mdadm --assemble /dev/md0 $devs || { cat "/out/$name-examine.txt"; continue; }
+	echo 4096 > /sys/block/md0/md/stripe_cache_size
+	mdadm --detail /dev/md0 > "/out/$name-detail.txt" 2>&1
+	cat "/out/$name-detail.txt"
+	d () { sed -n "s/^ *$1 : //p" "/out/$name-detail.txt" | head -n 1; }
+	st=$(d State | sed 's/ *$//')
+	[ "$st" = clean ] && ok "$name: state clean" || fail "$name: state '$st', not clean"
+	[ "$(d 'Raid Level')" = "raid$level" ] || fail "$name: level $(d 'Raid Level')"
+	[ "$(d Layout)" = "$layout" ] || fail "$name: layout $(d Layout)"
+	[ "$(d 'Chunk Size')" = "${chunk}K" ] || fail "$name: chunk $(d 'Chunk Size')"
+	[ "$(d 'Active Devices')" = "$n" ] || fail "$name: active devices $(d 'Active Devices')"
+	sz=$(blockdev --getsz /dev/md0)
+	[ "$sz" = "$sectors" ] && ok "$name: $sz sectors, as the plugin served" ||
+		fail "$name: md has $sz sectors, the plugin served $sectors"
+	echo "RAIDVM: $name: sync_action $(cat /sys/block/md0/md/sync_action)"
+	step "$name: read the pattern"
+	run patgen -l "/$name-writes.txt" "$sectors" /dev/md0
+	step "$name: check"
+	echo check > /sys/block/md0/md/sync_action
+	sleep 1
+	mdadm --wait /dev/md0
+	while [ "$(cat /sys/block/md0/md/sync_action)" != idle ]; do sleep 1; done
+	mm=$(cat /sys/block/md0/md/mismatch_cnt)
+	echo "$mm" > "/out/$name-mismatch_cnt.txt"
+	[ "$mm" = 0 ] && ok "$name: check: mismatch_cnt 0" || fail "$name: check: mismatch_cnt $mm"
+	run mdadm --stop /dev/md0
+done < /arrays.txt
+result
