@@ -186,7 +186,10 @@ parse (const uint8_t *buf, struct md_super *sb, const char **why)
     struct md_super s_;                                                 \
     const char *why_;                                                   \
     int r_ = parse ((buf), &s_, &why_);                                 \
-    ck_assert_int_eq (r_, -1);                                          \
+    ck_assert_msg (r_ == -1, "accepted (%d), expected a refusal naming " \
+                   "\"%s\" (level %d, layout %#x, features %#x)", r_,    \
+                   (word), (int) rd32 ((buf) + O_LEVEL),                \
+                   rd32 ((buf) + O_LAYOUT), rd32 ((buf) + O_FEATURES)); \
     ck_assert_msg (why_ != NULL, "refused without a message");          \
     ck_assert_msg (strstr (why_, (word)) != NULL,                       \
                    "message \"%s\" does not name \"%s\"", why_, (word)); \
@@ -387,6 +390,30 @@ START_TEST (test_recovery_offset_needs_feature)
 }
 END_TEST
 
+/* md finds an internal bitmap at bitmap_offset (signed, sectors from the
+ * superblock) when feature bit 1 is set.  Rewriting a superblock must keep
+ * the two together: the bit with its offset, or neither; never the bit
+ * with offset 0, which points at the superblock itself.
+ */
+START_TEST (test_bitmap_kept_consistent)
+{
+  uint8_t sb[SB], out[SB];
+  struct md_super s;
+  const char *why;
+
+  hand_built (sb, 4);
+  le32 (sb + O_FEATURES, 0x1);
+  le32 (sb + O_BITMAP_OFFSET, 8);       /* mdadm's default for v1.2 */
+  seal (sb);
+  ck_assert_int_eq (parse (sb, &s, &why), 1);
+  md_super_format (&s, out);
+  if (rd32 (out + O_FEATURES) & 0x1)
+    ck_assert_msg (rd32 (out + O_BITMAP_OFFSET) == 8,
+                   "the bitmap feature bit was kept but bitmap_offset is "
+                   "now %" PRIu32 ", not 8", rd32 (out + O_BITMAP_OFFSET));
+}
+END_TEST
+
 /* parse -> format gives back the same bytes (for the fields the plugin
  * knows; hand_built sets no others, and utime == ctime), and format ->
  * parse gives back the same fields.
@@ -580,8 +607,12 @@ START_TEST (test_layouts)
   /* md: 0..5 are the RAID-5 layouts (RAID-6 uses them too); 8, 9, 10 are
    * the DDF rotating layouts, 16..20 the RAID-6 "parity in the RAID-5
    * place" variants used while converting.  Only 0..5 are implemented.
+   * layout is a __le32: values with the top bit set are no layout either,
+   * not negative numbers below 5.
    */
-  static const uint32_t refused[] = { 6, 8, 9, 10, 16, 17, 18, 19, 20, 255 };
+  static const uint32_t refused[] = {
+    6, 8, 9, 10, 16, 17, 18, 19, 20, 255, 0x80000000, 0xffffffff,
+  };
   uint8_t sb[SB];
   struct md_super s;
   const char *why;
@@ -731,11 +762,13 @@ START_TEST (test_read_write)
   ck_assert_int_eq (md_super_read (&m, &t, &why), 0);
   m.size = size;
 
-  /* An I/O error is an error, with a reason. */
+  /* An I/O error is not a bad superblock: -2 with errno (the array fails
+   * the member and may start degraded).
+   */
   d.err = EIO;
-  why = NULL;
-  ck_assert_int_eq (md_super_read (&m, &t, &why), -1);
-  ck_assert_ptr_nonnull (why);
+  errno = 0;
+  ck_assert_int_eq (md_super_read (&m, &t, &why), -2);
+  ck_assert_int_eq (errno, EIO);
   ck_assert_int_eq (md_super_write (&m, &s), -1);
   free (d.bytes);
 }
@@ -754,6 +787,7 @@ metadata_suite (void)
   tcase_add_test (tc, test_roles);
   tcase_add_test (tc, test_recovery_offset_needs_feature);
   tcase_add_test (tc, test_round_trip);
+  tcase_add_test (tc, test_bitmap_kept_consistent);
   tcase_add_test (tc, test_bad_checksum);
   tcase_add_test (tc, test_no_magic);
   tcase_add_test (tc, test_unsupported_features);
