@@ -1,15 +1,16 @@
 #!/bin/sh
 # Guest side of test-vm-plugin-to-mdadm.sh.  For each line
-#   NAME N LEVEL LAYOUT CHUNK_KIB SECTORS
+#   NAME N LEVEL LAYOUT CHUNK_KIB SECTORS [corrupt]
 # of /arrays.txt (disks with virtio serials NAME-d0 .. NAME-d<N-1>, made
 # by the plugin with create=true): mdadm --assemble must accept them,
 # --detail must show a clean array of that geometry and size, the
 # pattern in /NAME-writes.txt must read back, and an md "check" pass must
-# find no mismatches.  Saved in /out: NAME-detail.txt, NAME-examine.txt,
+# find no mismatches (with "corrupt", the host flipped a parity byte: the
+# check must find it, which shows that it ran).  Saved in /out: NAME-detail.txt, NAME-examine.txt,
 # NAME-mismatch_cnt.txt.
 . /guest-lib.sh
 mdadm --version 2>&1 | sed 's/^/RAIDVM: /'
-while read -r name n level layout chunk sectors; do
+while read -r name n level layout chunk sectors corrupt; do
 	[ -n "$name" ] || continue
 	step "$name: assemble"
 	devs=""
@@ -40,7 +41,12 @@ while read -r name n level layout chunk sectors; do
 	while [ "$(cat /sys/block/md0/md/sync_action)" != idle ]; do sleep 1; done
 	mm=$(cat /sys/block/md0/md/mismatch_cnt)
 	echo "$mm" > "/out/$name-mismatch_cnt.txt"
-	[ "$mm" = 0 ] && ok "$name: check: mismatch_cnt 0" || fail "$name: check: mismatch_cnt $mm"
+	if [ -n "$corrupt" ]; then
+		[ "$mm" != 0 ] && ok "$name: check found the flipped parity byte: mismatch_cnt $mm" ||
+			fail "$name: check missed the flipped parity byte"
+	else
+		[ "$mm" = 0 ] && ok "$name: check: mismatch_cnt 0" || fail "$name: check: mismatch_cnt $mm"
+	fi
 	run mdadm --stop /dev/md0
 done < /arrays.txt
 result

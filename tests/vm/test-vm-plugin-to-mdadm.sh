@@ -73,6 +73,25 @@ print(\"array size\", size)
         vm_disk "$name-d$i" "${members[i]}"
     done
 done <<< "$arrays"
+# A control: p5a's members again, with one byte of row 0's parity
+# (member 3 in left-symmetric, at the default 1 MiB data offset) flipped;
+# md's check must count it, or a zero above proves nothing.
+if grep -q '^p5a ' "$tmpdir/arrays.txt"; then
+    for (( i = 0; i < 4; i++ )); do
+        cp --sparse=always "$tmpdir/p5a-d$i" "$tmpdir/p5x-d$i"
+        vm_disk "p5x-d$i" "$tmpdir/p5x-d$i"
+    done
+    python3 -c '
+import sys
+with open(sys.argv[1], "r+b") as f:
+    f.seek((1 << 20) + 12345)
+    b = f.read(1)
+    f.seek(-1, 1)
+    f.write(bytes([b[0] ^ 0x5a]))
+' "$tmpdir/p5x-d3"
+    cp "$tmpdir/p5a-writes.txt" "$tmpdir/p5x-writes.txt"
+    echo "p5x $(grep '^p5a ' "$tmpdir/arrays.txt" | cut -d' ' -f2-) corrupt" >> "$tmpdir/arrays.txt"
+fi
 cat "$tmpdir/arrays.txt"
 [ -s "$tmpdir/arrays.txt" ] || exit 1
 
