@@ -85,3 +85,4 @@ EXTRA_DIST += test-raid-md.sh
 EXTRA_DIST += vm/guest-md-check.sh
 TESTS += vm/test-vm-plugin-to-mdadm.sh
 EXTRA_DIST += vm/test-vm-plugin-to-mdadm.sh
+EXTRA_DIST += vm/fill-missing.py

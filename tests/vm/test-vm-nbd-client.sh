@@ -9,8 +9,9 @@
 # e2fsck -n passes, they read back after a remount, nbd-client -d.
 #
 # Then, here: raidcheck.py checks the parity of every row of the whole
-# array and rebuilds its image; for the degraded one the image is read
-# back through the plugin.  Each image must pass e2fsck -fn, and every
+# array and rebuilds its image; for the degraded one, fill-missing.py
+# derives the missing member from one of P or Q and raidcheck.py checks
+# the other, and the image is read back through the plugin.  Each image must pass e2fsck -fn, and every
 # file, dumped with debugfs, must have the checksum the guest computed.
 
 source "$(dirname "$0")/../functions.sh"
@@ -112,6 +113,15 @@ else
 fi
 check_fs whole "$tmpdir/whole.img"
 rm -f "$tmpdir/whole.img"
+
+echo "== degraded: survivors consistent (member 2 derived from P or the data, then raidcheck)"
+if python3 "$vm_dir/fill-missing.py" left-symmetric "$CHUNK" 0 2 "${deg[2]}" "${deg[@]}" &&
+    raidcheck --level 6 --layout left-symmetric --chunk "$CHUNK" "${deg[@]}"; then
+    echo "degraded: parity consistent"
+else
+    bad "degraded: the survivors' parity is inconsistent"
+fi
+rm -f "${deg[2]}"
 
 echo "== degraded: the image read back through the plugin"
 OUT=$tmpdir/deg.img raid_nbdkit "${geometry[@]}" "${deg_disks[@]}" --run '
