@@ -25,7 +25,7 @@
 # as 10.0.2.2 and nothing else.
 
 vm_dir=$top_srcdir/tests/vm
-: "${VM_TIMEOUT:=240}"
+: "${VM_TIMEOUT:=600}"
 : "${VM_ACCEL:=tcg}"
 : "${VM_MEM:=1024}"
 QEMU=${QEMU:-qemu-system-x86_64}
