@@ -175,10 +175,27 @@ order_members (struct array *a, const struct array_config *cfg,
   return 0;
 }
 
+/* Geometry a well-formed superblock can still hold but no array can
+ * have; NULL if it is possible.
+ */
+static const char *
+impossible (const struct md_super *sb)
+{
+  if (sb->raid_disks < (sb->level == 6 ? 4 : 3) ||
+      sb->raid_disks > MD_MAX_ROLES)
+    return "impossible number of members (raid_disks)";
+  if (sb->data_offset < MD_SB_OFFSET + MD_SB_BYTES)
+    return "the data would overlap the superblock (data_offset)";
+  if (sb->chunk < 4096 || (sb->chunk & (sb->chunk - 1)))
+    return "the chunk size is not a power of two >= 4K";
+  return NULL;
+}
+
 int
 md_array_assemble (struct array *a, struct array_config *cfg,
                    uint64_t *member_bytes)
 {
+  const char *why;
   struct md_super *sbs = calloc (a->nmembers, sizeof *sbs);
   struct md_array *md = calloc (1, sizeof *md);
   const struct md_super *ref = NULL;
@@ -186,6 +203,10 @@ md_array_assemble (struct array *a, struct array_config *cfg,
 
   if (sbs == NULL || md == NULL) {
     nbdkit_error ("calloc: %m");
+    goto out;
+  }
+  if (cfg->metadata == METADATA_NONE) {
+    r = 0;                      /* raw mode, superblocks or not */
     goto out;
   }
   if (read_all (a, cfg, sbs, &found) == -1)
@@ -231,6 +252,18 @@ md_array_assemble (struct array *a, struct array_config *cfg,
                     "is not supported", cfg->disks[i]);
       goto out;
     }
+  if ((why = impossible (ref)) != NULL) {
+    nbdkit_error ("md superblocks: %s", why);
+    goto out;
+  }
+  for (int i = 0; i < a->nmembers; i++)
+    if (sbs[i].role >= -1 &&
+        a->members[i]->size < ref->data_offset + ref->size) {
+      nbdkit_error ("member %s is too small: %" PRIu64 " bytes, but the md "
+                    "superblocks say %" PRIu64 " are used", cfg->disks[i],
+                    a->members[i]->size, ref->data_offset + ref->size);
+      goto out;
+    }
   if (take_geometry (cfg, ref) == -1)
     goto out;
   md->sb = *ref;
@@ -266,7 +299,7 @@ update (struct array *a, struct md_array *md, bool clean)
 
   md->sb.events++;
   sb.events = md->sb.events;
-  sb.ctime = time (NULL);
+  sb.utime = time (NULL);
   sb.resync_offset = clean ? UINT64_MAX : 0;
   sb.max_dev = sb.max_dev < (uint32_t) a->nmembers ? (uint32_t) a->nmembers
     : sb.max_dev;
@@ -426,7 +459,7 @@ md_array_create (struct array *a, const struct array_config *cfg)
   sb->size = a->g.stripes * a->g.chunk;
   sb->data_offset = a->g.data_offset;
   sb->data_size = sb->size;
-  sb->ctime = time (NULL);
+  sb->ctime = sb->utime = time (NULL);
   sb->events = 0;
   sb->max_dev = a->nmembers;
   for (int i = 0; i < MD_MAX_DEV; i++)

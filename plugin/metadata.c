@@ -122,7 +122,9 @@ md_super_parse (const uint8_t *buf, struct md_super *sb, const char **why)
 
   memcpy (sb->set_uuid, buf + 16, 16);
   memcpy (sb->set_name, buf + 32, 32);
+  memcpy (sb->raw, buf, MD_SB_BYTES);
   sb->ctime = get64 (buf + 64);
+  sb->utime = get64 (buf + 192);
   sb->level = (int32_t) get32 (buf + 72);
   sb->layout = get32 (buf + 76);
   sb->size = get64 (buf + 80) * 512;
@@ -147,7 +149,7 @@ md_super_parse (const uint8_t *buf, struct md_super *sb, const char **why)
     *why = "md array of a level other than 5 or 6, which is not supported";
     return -1;
   }
-  if (sb->layout > 5) {
+  if ((unsigned int) sb->layout > 5) {
     *why = "md layout not supported (only left/right-(a)symmetric, parity-first/last)";
     return -1;
   }
@@ -157,7 +159,7 @@ md_super_parse (const uint8_t *buf, struct md_super *sb, const char **why)
 void
 md_super_format (const struct md_super *sb, uint8_t *buf)
 {
-  memset (buf, 0, MD_SB_BYTES);
+  memcpy (buf, sb->raw, MD_SB_BYTES);
   put32 (buf, MD_MAGIC);
   put32 (buf + 4, 1);
   put32 (buf + 8, sb->feature_map);
@@ -175,7 +177,7 @@ md_super_format (const struct md_super *sb, uint8_t *buf)
   put64 (buf + 152, sb->recovery_offset / 512);
   put32 (buf + 160, sb->dev_number);
   memcpy (buf + 168, sb->device_uuid, 16);
-  put64 (buf + 192, sb->ctime);   /* utime */
+  put64 (buf + 192, sb->utime);
   put64 (buf + 200, sb->events);
   put64 (buf + 208, sb->resync_offset);
   put32 (buf + 220, sb->max_dev);

@@ -15,6 +15,7 @@
 #define MD_ROLE_SPARE 0xffff
 #define MD_ROLE_FAULTY 0xfffe
 #define MD_MAX_DEV 384          /* dev_roles entries we write (as mdadm) */
+#define MD_MAX_ROLES 256        /* members an array may have here */
 
 /* The fields of one member's superblock that the plugin uses. */
 struct md_super {
@@ -33,10 +34,15 @@ struct md_super {
   uint8_t device_uuid[16];
   uint64_t events;
   uint64_t resync_offset;       /* sectors; UINT64_MAX: clean */
-  uint64_t ctime;
+  uint64_t ctime, utime;
   uint32_t max_dev;
   uint16_t dev_roles[MD_MAX_DEV];
   int role;                     /* dev_roles[dev_number], or -1 */
+  /* The record as read: md_super_format writes the fields above over it,
+   * so fields the plugin does not interpret (bitmap offset, bad-block log
+   * area, flags) are kept as they were.
+   */
+  uint8_t raw[MD_SB_BYTES];
 };
 
 /* Parse and check a superblock.  Returns 1 if buf holds a valid one, 0 if
@@ -45,7 +51,9 @@ struct md_super {
  */
 int md_super_parse (const uint8_t *buf, struct md_super *sb, const char **why);
 
-/* Serialise sb (with a fresh checksum) into buf (MD_SB_BYTES). */
+/* Serialise sb into buf (MD_SB_BYTES): sb->raw with the interpreted
+ * fields written over it, and a fresh checksum.
+ */
 void md_super_format (const struct md_super *sb, uint8_t *buf);
 
 /* Read / write the superblock of member m.  md_super_read returns what
