@@ -401,6 +401,30 @@ for m in "$tmpdir"/x[0-3]; do
     [ "$resync" = 0 ] || fail "(d) $m: not active after SIGKILL during writes"
     [ "$events" -gt "$ev1" ] || fail "(d) $m: events did not advance from $ev1"
 done
+# Not shut down cleanly and a member missing (md refuses such an array
+# unless told to start it anyway): nbdkit must decide before it serves,
+# either serving the right data or stopping with a message about it, and
+# never leave a client hanging.
+for i in 0 1 2 3; do cp --sparse=always "$tmpdir/x$i" "$tmpdir/y$i"; done
+members_md5 "$tmpdir"/y[013] > "$tmpdir/before"
+r=0
+SHADOW=$tmpdir/d.shadow MODE=verify timeout -k 5 30 \
+    nbdkit -U - "$RAID_PLUGIN" "$tmpdir/y0" "$tmpdir/y1" "$tmpdir/y3" \
+    --run 'nbdsh -u "$uri" -c "exec(open(\"'"$tmpdir"'/shadow.py\").read())"' \
+    > "$tmpdir/out" 2> "$tmpdir/err" || r=$?
+if [ $r = 124 ]; then
+    fail "(d) unclean and degraded: the client hung (nbdkit said: $(tr '\n' ' ' < "$tmpdir/err"))"
+elif [ $r = 0 ]; then
+    echo "ok: (d) unclean and degraded: served, $(cat "$tmpdir/out")"
+elif grep -qE "degraded|missing" "$tmpdir/err" &&
+     members_md5 "$tmpdir"/y[013] | cmp -s "$tmpdir/before" -; then
+    echo "ok: (d) unclean and degraded: refused: $(grep -E "degraded|missing" "$tmpdir/err" | head -1)"
+else
+    fail "(d) unclean and degraded: exit $r:"
+    cat "$tmpdir/err"
+fi
+rm -f "$tmpdir"/y*
+
 # The next start says so, serves the data, resyncs and ends clean.
 AFTER="sh $tmpdir/wait-clean.sh $tmpdir/x0" \
     client "$tmpdir/d.shadow" verify -- "$tmpdir/x2" "$tmpdir/x0" "$tmpdir/x3" "$tmpdir/x1" ||
