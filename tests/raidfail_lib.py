@@ -207,9 +207,10 @@ def compare_all(arr, shadow, what, h=None, step=M):
         check_range(arr, h, shadow, off, min(step, size - off), what)
 
 
-def random_ops(arr, rng, shadow, nops, what, h=None, reads=True):
+def random_ops(arr, rng, shadow, nops, what, h=None, reads=True, trace=None):
     """Writes (some FUA), zeroes, trims, flushes and spot reads; every
-    successful change goes into the shadow.  Returns op counts."""
+    successful change goes into the shadow.  Returns op counts.  With a
+    trace list, (what, kind, offset, length) of every change is appended."""
     h = h or arr.h
     size, chunk, row = len(shadow), arr.chunk, arr.row
     counts = {"write": 0, "zero": 0, "trim": 0, "read": 0, "flush": 0}
@@ -221,14 +222,20 @@ def random_ops(arr, rng, shadow, nops, what, h=None, reads=True):
             h.pwrite(data, off, nbd.CMD_FLAG_FUA if rng.random() < 0.15 else 0)
             shadow[off:off + n] = data
             counts["write"] += 1
+            if trace is not None:
+                trace.append((what, "write", off, n))
         elif k < 0.72:
             h.zero(n, off, nbd.CMD_FLAG_NO_HOLE if rng.random() < 0.5 else 0)
             shadow[off:off + n] = bytes(n)
             counts["zero"] += 1
+            if trace is not None:
+                trace.append((what, "zero", off, n))
         elif k < 0.8:
             h.trim(n, off)
             shadow[off:off + n] = bytes(n)
             counts["trim"] += 1
+            if trace is not None:
+                trace.append((what, "trim", off, n))
         elif k < 0.97:
             if reads:
                 roff, rn = pick_range(rng, size, chunk, row)

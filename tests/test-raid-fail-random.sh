@@ -20,7 +20,8 @@
 #
 # The seed is printed; RAID_TEST_SEED=N replays the same choices (the
 # background rebuild's timing is not replayed).  RAID_TEST_SECONDS=N sets
-# the time per array (default 18).
+# the time per array (default 18); RAID_TEST_ARRAYS="r6 r5 r6md" picks
+# arrays.
 
 source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
 requires_python_module nbd
@@ -35,7 +36,7 @@ fi
 test_seed
 
 cat > "$tmpdir/randomized.py" <<'EOF'
-import collections, os, random, sys, time
+import collections, os, random, re, sys, time
 import faults
 import raidfail_lib as rf
 
@@ -60,6 +61,7 @@ class Run:
         self.rate = rng.choice([None, "4M"])
         self.sock = os.path.join(work, "ctl-%s.sock" % tag)
         self.history = collections.deque(maxlen=40)
+        self.trace = []           # every change: (op, kind, offset, length)
         self.counts = collections.Counter()
         self.remote_new = 0
         kinds = [rng.choice(["remote", "local"]) for _ in range(n)]
@@ -241,7 +243,7 @@ class Run:
             k = rng.random()
             if k < 0.80:
                 c = rf.random_ops(self.arr, rng, self.shadow, 1,
-                                  "op %d" % self.op)
+                                  "op %d" % self.op, trace=self.trace)
                 self.counts.update(c)
                 continue
             if k < 0.85:
@@ -286,15 +288,25 @@ class Run:
 
 
 with faults.Harness(work) as hz:
+    only = os.environ.get("RAID_TEST_ARRAYS", "").split()
     for tag, level, n, md in (("r6", 6, 6, False), ("r5", 5, 4, False),
                               ("r6md", 6, 5, True)):
+        if only and tag not in only:
+            continue
         rng = random.Random("%d-%s" % (seed, tag))
         r = Run(hz, level, n, rng, tag, md)
         rf.log("  %s:" % r.what)
         try:
             took = r.run(time.monotonic() + seconds)
             r.finish()
-        except BaseException:
+        except BaseException as e:
+            m = re.search(r"bad bytes (\d+)\.\.(\d+)", str(e))
+            if m:
+                lo, hi = int(m.group(1)), int(m.group(2))
+                rf.log("  the last changes of bytes %d..%d:" % (lo, hi))
+                for t in [t for t in r.trace
+                          if t[2] <= hi and t[2] + t[3] > lo][-5:]:
+                    rf.log("    %s: %s of %d bytes at %d" % t)
             rf.log("  the last steps before the failure:")
             for h in r.history:
                 rf.log("    " + h)
