@@ -13,10 +13,10 @@
  * same algorithms with the same names and shapes (the outer loop over the
  * buffer, Horner's rule over the disks from the highest down, the skip
  * steps for lost disks; see kernels.h for why), but an unrolled step holds
- * its vectors in one svuint8x4_t tuple, and EACH_U() writes the statement
- * for each of them with a literal index, as svget4/svset4 require.  U is a
- * constant after inlining, so the unused tuple members and the branches
- * that test U disappear: one body, instantiated at U = 1, 2, 4.
+ * its vectors in variables of their own (p0 .. p3), and EACH_U() writes the
+ * statement for each of them.  U is a constant after inlining, so the
+ * unused variables and the branches that test U disappear: one body,
+ * instantiated at U = 1, 2, 4.
  *
  * Doubling in GF(2^8) is three instructions where NEON needs four: cmplt
  * writes a predicate of the bytes whose top bit is set, add doubles every
@@ -40,15 +40,16 @@
 #define ALWAYS_INLINE static inline __attribute__ ((always_inline))
 #define AT(p, off) ((uint8_t *) (p) + (off))
 
-/* The vectors of one unrolled step, U of the 4 in use.  (GCC 12 fails
- * on svset4 through a pointer, so functions that update a vregs work on a
- * local copy.)
+/* The vectors of one unrolled step.  x0 .. x3 are variables of their own,
+ * U of them in use: SVE vectors cannot be array members, and an
+ * svuint8x4_t tuple, the other way to group them, must live in four
+ * consecutive registers, which costs a copy of every vector each time a
+ * loop hands its registers on (measured: 10% more instructions per byte
+ * in recovery).  EACH_U (S) writes S (k) for k = 0 .. U-1 with a literal k,
+ * which S pastes onto a name (p##k).
  */
-typedef svuint8x4_t vregs;
-#define GET(r, k) svget4_u8 ((r), (k))
-#define SET(r, k, v) ((r) = svset4_u8 ((r), (k), (v)))
-
-/* Run statement macro S(k) for k = 0 .. U-1 (U in scope: 1, 2 or 4). */
+#define VREGS(x) \
+  svuint8_t x##0 = svdup_n_u8 (0), x##1 = x##0, x##2 = x##0, x##3 = x##0
 #define EACH_U(S)                          \
   do {                                     \
     S (0);                                 \
@@ -59,14 +60,6 @@ typedef svuint8x4_t vregs;
 /* Load and store the k-th vector of a step at byte offset off. */
 #define VLOAD(pg, base, off, k) svld1_u8 ((pg), AT ((base), (off)) + (k) * svcntb ())
 #define VSTORE(pg, base, off, k, v) svst1_u8 ((pg), AT ((base), (off)) + (k) * svcntb (), (v))
-
-static inline vregs
-vregs_zero (void)
-{
-  svuint8_t z = svdup_n_u8 (0);
-
-  return svcreate4_u8 (z, z, z, z);
-}
 
 static inline svuint8_t
 v_mul2 (svbool_t pg, svuint8_t x)
@@ -104,6 +97,41 @@ v_mulc (svbool_t pg, svuint8_t x, svuint8_t lo, svuint8_t hi)
 #define STEP_PRED(tail, off, end) \
   ((tail) ? svwhilelt_b8_u64 ((off), (end)) : svptrue_b8 ())
 
+/* Horner's rule on the caller's registers, as kernels.h's functions of the
+ * same names.  They are macros because they update the caller's p0 .. p3
+ * and q0 .. q3 (and read U, pg, ptrs and off).
+ *
+ * HORNER (hi, lo): Horner steps for data disks hi down to lo (inclusive;
+ * none if hi < lo), accumulating into p and q.
+ */
+#define HORNER(hi, lo)                                                 \
+  for (int z = (hi); z >= (lo); z--)                                   \
+    EACH_U (HORNER_STEP)
+#define HORNER_STEP(k)                                                 \
+  do {                                                                 \
+    svuint8_t x = VLOAD (pg, ptrs[z], off, k);                         \
+    p##k = sveor_u8_x (pg, p##k, x);                                   \
+    q##k = sveor_u8_x (pg, v_mul2 (pg, q##k), x);                      \
+  } while (0)
+
+/* A data disk whose contribution is zero still costs Q one doubling. */
+#define HORNER_SKIP(n)                                                 \
+  for (int z = 0; z < (n); z++)                                        \
+    EACH_U (HORNER_SKIP_STEP)
+#define HORNER_SKIP_STEP(k) (q##k = v_mul2 (pg, q##k))
+
+/* P and Q (from zero) of the surviving data disks, disks a <= b lost. */
+#define SYNDROME_WITHOUT(a, b)                                         \
+  do {                                                                 \
+    HORNER (disks - 3, (b) + 1);                                       \
+    HORNER_SKIP (1);                                                   \
+    if ((a) != (b)) {                                                  \
+      HORNER ((b) - 1, (a) + 1);                                       \
+      HORNER_SKIP (1);                                                 \
+    }                                                                  \
+    HORNER ((a) - 1, 0);                                               \
+  } while (0)
+
 /* dest ^= srcs[0] ^ ... for [off, end). */
 ALWAYS_INLINE void
 body_xor_gen (const int U, const bool tail, size_t off, size_t end,
@@ -111,55 +139,20 @@ body_xor_gen (const int U, const bool tail, size_t off, size_t end,
 {
   for (; off < end; off += U * svcntb ()) {
     svbool_t pg = STEP_PRED (tail, off, end);
-    vregs d = vregs_zero ();
+    VREGS (d);
 
-#define S(k) SET (d, k, VLOAD (pg, dest, off, k))
+#define S(k) (d##k = VLOAD (pg, dest, off, k))
     EACH_U (S);
 #undef S
     for (unsigned int s = 0; s < src_cnt; s++) {
-#define S(k) SET (d, k, sveor_u8_x (pg, GET (d, k), VLOAD (pg, srcs[s], off, k)))
+#define S(k) (d##k = sveor_u8_x (pg, d##k, VLOAD (pg, srcs[s], off, k)))
       EACH_U (S);
 #undef S
     }
-#define S(k) VSTORE (pg, dest, off, k, GET (d, k))
+#define S(k) VSTORE (pg, dest, off, k, d##k)
     EACH_U (S);
 #undef S
   }
-}
-
-/* Horner steps for data disks hi down to lo (inclusive; none if hi < lo). */
-ALWAYS_INLINE void
-horner (const int U, svbool_t pg, vregs *p, vregs *q, void **ptrs,
-        size_t off, int hi, int lo)
-{
-  vregs pp = *p, qq = *q;
-
-  for (int z = hi; z >= lo; z--) {
-#define S(k)                                                         \
-    do {                                                             \
-      svuint8_t x = VLOAD (pg, ptrs[z], off, k);                     \
-      SET (pp, k, sveor_u8_x (pg, GET (pp, k), x));                  \
-      SET (qq, k, sveor_u8_x (pg, v_mul2 (pg, GET (qq, k)), x));     \
-    } while (0)
-    EACH_U (S);
-#undef S
-  }
-  *p = pp;
-  *q = qq;
-}
-
-/* A data disk whose contribution is zero still costs Q one doubling. */
-ALWAYS_INLINE void
-horner_skip (const int U, svbool_t pg, vregs *q, int n)
-{
-  vregs qq = *q;
-
-  for (int z = 0; z < n; z++) {
-#define S(k) SET (qq, k, v_mul2 (pg, GET (qq, k)))
-    EACH_U (S);
-#undef S
-  }
-  *q = qq;
 }
 
 ALWAYS_INLINE void
@@ -170,17 +163,17 @@ body_gen_syndrome (const int U, const bool tail, size_t off, size_t end,
 
   for (; off < end; off += U * svcntb ()) {
     svbool_t pg = STEP_PRED (tail, off, end);
-    vregs p = vregs_zero (), q;
+    VREGS (p);
+    VREGS (q);
 
-#define S(k) SET (p, k, VLOAD (pg, ptrs[z0], off, k))
+#define S(k) (q##k = p##k = VLOAD (pg, ptrs[z0], off, k))
     EACH_U (S);
 #undef S
-    q = p;
-    horner (U, pg, &p, &q, ptrs, off, z0 - 1, 0);
+    HORNER (z0 - 1, 0);
 #define S(k)                                                  \
     do {                                                      \
-      VSTORE (pg, ptrs[disks - 2], off, k, GET (p, k));       \
-      VSTORE (pg, ptrs[disks - 1], off, k, GET (q, k));       \
+      VSTORE (pg, ptrs[disks - 2], off, k, p##k);             \
+      VSTORE (pg, ptrs[disks - 1], off, k, q##k);             \
     } while (0)
     EACH_U (S);
 #undef S
@@ -193,41 +186,26 @@ body_xor_syndrome (const int U, const bool tail, size_t off, size_t end,
 {
   for (; off < end; off += U * svcntb ()) {
     svbool_t pg = STEP_PRED (tail, off, end);
-    vregs p = vregs_zero (), q;
+    VREGS (p);
+    VREGS (q);
 
-#define S(k) SET (p, k, VLOAD (pg, ptrs[stop], off, k))
+#define S(k) (q##k = p##k = VLOAD (pg, ptrs[stop], off, k))
     EACH_U (S);
 #undef S
-    q = p;
-    horner (U, pg, &p, &q, ptrs, off, stop - 1, start);
-    horner_skip (U, pg, &q, start);
+    HORNER (stop - 1, start);
+    HORNER_SKIP (start);
     /* Normal stores: md reads P and Q again right away. */
 #define S(k)                                                            \
     do {                                                                \
       void *pp = ptrs[disks - 2], *qq = ptrs[disks - 1];                \
       VSTORE (pg, pp, off, k,                                           \
-              sveor_u8_x (pg, VLOAD (pg, pp, off, k), GET (p, k)));     \
+              sveor_u8_x (pg, VLOAD (pg, pp, off, k), p##k));           \
       VSTORE (pg, qq, off, k,                                           \
-              sveor_u8_x (pg, VLOAD (pg, qq, off, k), GET (q, k)));     \
+              sveor_u8_x (pg, VLOAD (pg, qq, off, k), q##k));           \
     } while (0)
     EACH_U (S);
 #undef S
   }
-}
-
-/* P and Q of the surviving data disks, disks a <= b counted as zero. */
-ALWAYS_INLINE void
-syndrome_without (const int U, svbool_t pg, vregs *p, vregs *q, void **ptrs,
-                  size_t off, int disks, int a, int b)
-{
-  *p = *q = vregs_zero ();
-  horner (U, pg, p, q, ptrs, off, disks - 3, b + 1);
-  horner_skip (U, pg, q, 1);
-  if (a != b) {
-    horner (U, pg, p, q, ptrs, off, b - 1, a + 1);
-    horner_skip (U, pg, q, 1);
-  }
-  horner (U, pg, p, q, ptrs, off, a - 1, 0);
 }
 
 ALWAYS_INLINE void
@@ -238,15 +216,16 @@ body_recov_2data (const int U, const bool tail, size_t off, size_t end,
 {
   for (; off < end; off += U * svcntb ()) {
     svbool_t pg = STEP_PRED (tail, off, end);
-    vregs p, q;
+    VREGS (p);
+    VREGS (q);
 
-    syndrome_without (U, pg, &p, &q, ptrs, off, disks, faila, failb);
+    SYNDROME_WITHOUT (faila, failb);
 #define S(k)                                                                \
     do {                                                                    \
       svuint8_t px = sveor_u8_x (pg, VLOAD (pg, ptrs[disks - 2], off, k),   \
-                                 GET (p, k));                               \
+                                 p##k);                                     \
       svuint8_t qx = sveor_u8_x (pg, VLOAD (pg, ptrs[disks - 1], off, k),   \
-                                 GET (q, k));                               \
+                                 q##k);                                     \
       svuint8_t db = sveor_u8_x (pg, v_mulc (pg, px, pb_lo, pb_hi),         \
                                  v_mulc (pg, qx, q_lo, q_hi));              \
       VSTORE (pg, ptrs[failb], off, k, db);                                 \
@@ -264,16 +243,17 @@ body_recov_datap (const int U, const bool tail, size_t off, size_t end,
 {
   for (; off < end; off += U * svcntb ()) {
     svbool_t pg = STEP_PRED (tail, off, end);
-    vregs p, q;
+    VREGS (p);
+    VREGS (q);
 
-    syndrome_without (U, pg, &p, &q, ptrs, off, disks, faila, faila);
+    SYNDROME_WITHOUT (faila, faila);
 #define S(k)                                                                \
     do {                                                                    \
       svuint8_t qx = sveor_u8_x (pg, VLOAD (pg, ptrs[disks - 1], off, k),   \
-                                 GET (q, k));                               \
+                                 q##k);                                     \
       svuint8_t da = v_mulc (pg, qx, q_lo, q_hi);                           \
       VSTORE (pg, ptrs[faila], off, k, da);                                 \
-      VSTORE (pg, ptrs[disks - 2], off, k, sveor_u8_x (pg, GET (p, k), da)); \
+      VSTORE (pg, ptrs[disks - 2], off, k, sveor_u8_x (pg, p##k, da));      \
     } while (0)
     EACH_U (S);
 #undef S
