@@ -408,7 +408,7 @@ done
 for i in 0 1 2 3; do cp --sparse=always "$tmpdir/x$i" "$tmpdir/y$i"; done
 members_md5 "$tmpdir"/y[013] > "$tmpdir/before"
 r=0
-SHADOW=$tmpdir/d.shadow MODE=verify timeout -k 5 30 \
+SHADOW=$tmpdir/d.shadow MODE=verify timeout -k 5 20 \
     nbdkit -U - "$RAID_PLUGIN" "$tmpdir/y0" "$tmpdir/y1" "$tmpdir/y3" \
     --run 'nbdsh -u "$uri" -c "exec(open(\"'"$tmpdir"'/shadow.py\").read())"' \
     > "$tmpdir/out" 2> "$tmpdir/err" || r=$?
