@@ -44,8 +44,8 @@
  * U of them in use: SVE vectors cannot be array members, and an
  * svuint8x4_t tuple, the other way to group them, must live in four
  * consecutive registers, which costs a copy of every vector each time a
- * loop hands its registers on (measured: 10% more instructions per byte
- * in recovery).  EACH_U (S) writes S (k) for k = 0 .. U-1 with a literal k,
+ * loop hands its registers on (bench/insn-count.sh: a fifth more
+ * instructions per byte in recovery).  EACH_U (S) writes S (k) for k = 0 .. U-1 with a literal k,
  * which S pastes onto a name (p##k).
  */
 #define VREGS(x) \
