@@ -272,7 +272,22 @@ md_array_assemble (struct array *a, struct array_config *cfg,
   *member_bytes = ref->data_offset + ref->size;
   md->clean = ref->resync_offset == UINT64_MAX;
   md->needs_resync = !md->clean;
-  if (!md->clean)
+  if (!md->clean && array_failed_members (a) > 0 &&
+      array_failed_members (a) <= (ref->level == 6 ? 2 : 1)) {
+    /* As md: parity that may be stale cannot be resynchronised without
+     * the missing member, and reconstructing from it may return wrong data
+     * (the RAID write hole).
+     */
+    if (!cfg->force) {
+      nbdkit_error ("raid: cannot start a degraded array that was not shut "
+                    "down cleanly: data reconstructed from possibly stale "
+                    "parity could be wrong (force=true starts it anyway)");
+      goto out;
+    }
+    nbdkit_error ("raid: starting a dirty degraded array (force=true)");
+    md->needs_resync = false;
+  }
+  else if (!md->clean)
     nbdkit_error ("raid: the array was not shut down cleanly: its parity "
                   "will be resynchronised in the background");
   pthread_mutex_init (&md->lock, NULL);
