@@ -293,8 +293,10 @@ reap_all (struct pending *p, size_t n)
   for (size_t i = 0; i < n; i++) {
     int r;
 
-    if (p[i].cookie == 0)
+    if (p[i].cookie == 0) {
+      busy |= !finished (p[i].io);      /* waiting to be (re-)sent */
       continue;
+    }
     r = nbd_aio_command_completed (*p[i].slot, p[i].cookie);
     if (r == 0) {
       busy = true;
@@ -416,6 +418,10 @@ nbd_io (struct member_io **ios, size_t n)
     if (poll_conns (p, n, deadline - now_ms ()) == -1)
       break;
   }
+  /* Whatever did not complete failed: never report a short transfer. */
+  for (size_t i = 0; i < n; i++)
+    if (!finished (ios[i]))
+      ios[i]->err = EIO;
   lock_shared (ios, n, false);
   free (p);
   return 0;
