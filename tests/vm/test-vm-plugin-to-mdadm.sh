@@ -8,7 +8,9 @@
 # a guest (tests/vm/build-guest.sh) mdadm --assemble must take the files,
 # --detail must show them clean with the same geometry and size, the
 # pattern must read back through /dev/md0, and md's own "check" pass must
-# count no mismatches.  Skips if the plugin does not write superblocks.
+# count no mismatches.  Also arrays mdadm created (in a first guest boot)
+# and the plugin then wrote to, assembling from their superblocks.  Skips
+# if the plugin does not write superblocks.
 
 source "$(dirname "$0")/../functions.sh"
 source "$(dirname "$0")/common.sh"
@@ -73,6 +75,67 @@ print(\"array size\", size)
         vm_disk "$name-d$i" "${members[i]}"
     done
 done <<< "$arrays"
+# And the other way round: arrays mdadm made (in a first guest) that the
+# plugin, assembling from their superblocks, writes to; md must then find
+# them clean, with the plugin's writes, and consistent.
+if [ -z "${VM_SKIP_MDADM_MADE:-}" ]; then
+    echo "== mdadm-made arrays: created in a guest"
+    : > "$tmpdir/mk-arrays.txt"
+    for a in "m5 5 4 64 left-symmetric - 2,0,3,1" "m6 6 5 512 right-asymmetric - 4,3,2,1,0"; do
+        read -r name level n chunk layout _ _ <<< "$a"
+        echo "$a" >> "$tmpdir/mk-arrays.txt"
+        for (( i = 0; i < n; i++ )); do
+            truncate -s "$MEMBER_SIZE" "$tmpdir/$name-d$i"
+        done
+    done
+    mk_args=()
+    saved_args=("${vm_args[@]}"); saved_n=$_vm_ndisk
+    vm_args=(); _vm_ndisk=0
+    while read -r name level n _; do
+        for (( i = 0; i < n; i++ )); do vm_disk "$name-d$i" "$tmpdir/$name-d$i"; done
+    done < "$tmpdir/mk-arrays.txt"
+    vm_results_disk mk
+    cp "$tmpdir/mk-arrays.txt" "$tmpdir/arrays-mk/arrays.txt" 2>/dev/null ||
+        { mkdir -p "$tmpdir/arrays-mk"; cp "$tmpdir/mk-arrays.txt" "$tmpdir/arrays-mk/arrays.txt"; }
+    vm_initrd "$tmpdir/initrd-mk" "$vm_dir/guest-md-create.sh" "$tmpdir/arrays-mk/arrays.txt"
+    run_vm mk "$tmpdir/initrd-mk" "${vm_args[@]}"
+    vm_args=("${saved_args[@]}"); _vm_ndisk=$saved_n
+    if vm_results mk "$tmpdir/mk" && vm_result mk; then
+        while read -r name level n chunk layout _; do
+            cp "$tmpdir/mk/$name-writes.txt" "$tmpdir/$name-writes.txt"
+            sectors=$(cat "$tmpdir/mk/$name-size.txt")
+            mapfile -t shuffled < <(for (( i = 0; i < n; i++ )); do echo "disk=$tmpdir/$name-d$i"; done | shuf)
+            echo "== $name: the plugin writes, from the superblocks: ${shuffled[*]}"
+            if W=$tmpdir/$name-writes.txt PATGEN=$PATGEN IMG=$tmpdir/pattern \
+                raid_nbdkit metadata=md "${shuffled[@]}" --run '
+                nbdsh -u "$uri" -c "
+import os, subprocess
+s = h.get_size() // 512
+seed, first, n = 9, s // 2 + 3, s // 3 + 1
+img = os.environ[\"IMG\"]
+open(img, \"wb\").close()
+subprocess.check_call([os.environ[\"PATGEN\"], str(seed), str(first), str(n), img])
+with open(img, \"rb\") as f:
+    f.seek(first * 512)
+    h.pwrite(f.read(n * 512), first * 512)
+h.flush()
+with open(os.environ[\"W\"], \"a\") as f:
+    print(seed, first, n, file=f)
+"'; then
+                echo "$name $n $level $layout $chunk $sectors" >> "$tmpdir/arrays.txt"
+                for (( i = 0; i < n; i++ )); do
+                    vm_disk "$name-d$i" "$tmpdir/$name-d$i"
+                done
+            else
+                bad "$name: writing through the plugin to an mdadm-made array"
+            fi
+            rm -f "$tmpdir/pattern"
+        done < "$tmpdir/mk-arrays.txt"
+    else
+        bad "the guest that creates arrays with mdadm"
+    fi
+fi
+
 # A control: p5a's members again, with one byte of row 0's parity
 # (member 3 in left-symmetric, at the default 1 MiB data offset) flipped;
 # md's check must count it, or a zero above proves nothing.
