@@ -30,7 +30,6 @@ for t in busybox cpio gzip gcc apt-get apt-cache dpkg-deb ldd sha256sum flock; d
 done
 [ -x /bin/busybox ] && /bin/busybox --list | grep -qx depmod ||
 	die "/bin/busybox is not busybox-static with depmod (install busybox-static)"
-[ -x /sbin/mke2fs ] || [ -x /usr/sbin/mke2fs ] || true
 
 mkdir -p "$VM_CACHE/debs"
 exec 9> "$VM_CACHE/lock"

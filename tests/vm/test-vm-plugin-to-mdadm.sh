@@ -88,15 +88,14 @@ if [ -z "${VM_SKIP_MDADM_MADE:-}" ]; then
             truncate -s "$MEMBER_SIZE" "$tmpdir/$name-d$i"
         done
     done
-    mk_args=()
     saved_args=("${vm_args[@]}"); saved_n=$_vm_ndisk
     vm_args=(); _vm_ndisk=0
     while read -r name level n _; do
         for (( i = 0; i < n; i++ )); do vm_disk "$name-d$i" "$tmpdir/$name-d$i"; done
     done < "$tmpdir/mk-arrays.txt"
     vm_results_disk mk
-    cp "$tmpdir/mk-arrays.txt" "$tmpdir/arrays-mk/arrays.txt" 2>/dev/null ||
-        { mkdir -p "$tmpdir/arrays-mk"; cp "$tmpdir/mk-arrays.txt" "$tmpdir/arrays-mk/arrays.txt"; }
+    mkdir -p "$tmpdir/arrays-mk"
+    cp "$tmpdir/mk-arrays.txt" "$tmpdir/arrays-mk/arrays.txt"
     vm_initrd "$tmpdir/initrd-mk" "$vm_dir/guest-md-create.sh" "$tmpdir/arrays-mk/arrays.txt"
     run_vm mk "$tmpdir/initrd-mk" "${vm_args[@]}"
     vm_args=("${saved_args[@]}"); _vm_ndisk=$saved_n
