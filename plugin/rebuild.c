@@ -266,7 +266,13 @@ array_fail_member (struct array *a, int i, char **why)
     *why = "no such member";
     return -1;
   }
+  if (!member_failed (a->members[i]) &&
+      array_failed_members (a) + 1 > array_tolerance (a)) {
+    *why = "failing it would leave the array unable to serve";
+    return -1;
+  }
   member_fail (a->members[i], EIO);
+  md_array_states_changed (a);
   return 0;
 }
 
@@ -284,6 +290,10 @@ array_replace_member (struct array *a, int i, const char *name, char **why)
   }
   if (!member_failed (a->members[i])) {
     *why = "the member has not failed: fail it first";
+    return -1;
+  }
+  if (array_failed_members (a) > array_tolerance (a)) {
+    *why = "too many members have failed for the array to be rebuilt";
     return -1;
   }
   if (strcmp (name, "missing") == 0) {
