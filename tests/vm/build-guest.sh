@@ -28,7 +28,8 @@ log() { echo "build-guest: $*" >&2; }
 for t in busybox cpio gzip gcc apt-get apt-cache dpkg-deb ldd sha256sum flock; do
 	command -v "$t" > /dev/null 2>&1 || die "the host lacks '$t'"
 done
-[ -x /bin/busybox ] && /bin/busybox --list | grep -qx depmod ||
+# (Not "| grep -q": with pipefail, busybox's SIGPIPE would fail the test.)
+[ -x /bin/busybox ] && /bin/busybox --list | grep -x depmod > /dev/null ||
 	die "/bin/busybox is not busybox-static with depmod (install busybox-static)"
 
 mkdir -p "$VM_CACHE/debs"
