@@ -70,6 +70,7 @@ key=$( {
 } | sha256sum | cut -c1-16)
 G=$VM_CACHE/guest-$key
 if [ -s "$G/initramfs.cpio.gz" ] && [ -s "$G/vmlinuz" ] && [ -x "$G/patgen" ]; then
+	touch "$G"
 	echo "$G"
 	exit 0
 fi
@@ -205,9 +206,9 @@ echo "$KVER" > "$W/out/kver"
 printf '%s\n' "${order[@]}" > "$W/out/modules.load"
 rm -rf "$G"
 mv "$W/out" "$G"
-# Older guests (other package versions or scripts) are not used again.
-for old in "$VM_CACHE"/guest-*; do
-	[ "$old" = "$G" ] || rm -rf "$old"
-done
+# Guests of other package versions or scripts that nobody has built or
+# used for a week go (another checkout may still use a recent one).
+find "$VM_CACHE" -maxdepth 1 -name 'guest-*' ! -path "$G" -mtime +7 \
+	-exec rm -rf {} + 2>/dev/null || true
 log "built $G in $(( $(date +%s) - t0 )) s (kernel $KVER)"
 echo "$G"

@@ -3,7 +3,7 @@
 #
 #   vm_setup              skip (77) unless qemu-system-x86_64 is here and
 #                         the guest builds (build-guest.sh, cached); sets
-#                         $GUEST (its directory) and $PATGEN
+#                         $GUEST (a private copy of it) and $PATGEN
 #   vm_initrd OUT SCRIPT [FILE...]
 #                         the guest's initramfs plus a second cpio archive
 #                         holding SCRIPT as /scenario.sh, guest-lib.sh and
@@ -39,9 +39,17 @@ vm_setup ()
         grep -v '^W:' "$tmpdir/build-guest.log" | tail -n 5
         exit 77
     fi
-    GUEST=$(tail -n 1 <<< "$out")
+    local g
+    g=$(tail -n 1 <<< "$out")
+    echo "guest: $g (kernel $(cat "$g/kver"))"
+    # A private copy: the cache may change under a long test.
+    GUEST=$tmpdir/guest
+    mkdir -p "$GUEST"
+    cp "$g/vmlinuz" "$g/initramfs.cpio.gz" "$g/patgen" "$g/kver" "$GUEST/" || {
+        echo "$0: SKIP: the guest in $g went away while it was copied"
+        exit 77
+    }
     PATGEN=$GUEST/patgen
-    echo "guest: $GUEST (kernel $(cat "$GUEST/kver"))"
 }
 
 vm_initrd ()
