@@ -156,6 +156,15 @@ order_members (struct array *a, const struct array_config *cfg,
                     cfg->disks[i], role);
       return -1;
     }
+    if (s->feature_map & 0x2) {
+      /* It was being rebuilt: rows below its recovery offset are good, the
+       * rebuild goes on from there (array_after_fork).
+       */
+      a->members[i]->state = MEMBER_REBUILDING;
+      a->members[i]->recovery_stripe = s->recovery_offset / ref->chunk;
+      nbdkit_debug ("raid: member %s resumes its rebuild at row %" PRIu64,
+                    cfg->disks[i], a->members[i]->recovery_stripe);
+    }
     ordered[role] = a->members[i];
     names[role] = cfg->disks[i];
     md->dev_number[role] = s->dev_number;
@@ -384,8 +393,11 @@ md_array_write_begin (struct array *a)
 
   if (md == NULL)
     return;
-  __atomic_fetch_add (&md->writes, 1, __ATOMIC_ACQ_REL);
-  if (!__atomic_load_n (&md->clean, __ATOMIC_ACQUIRE) && !states_changed (a, md))
+  /* Pairs with md_array_flushed: either this sees clean (and takes the
+   * slow path) or the flush sees this write in flight (and stays active).
+   */
+  __atomic_fetch_add (&md->writes, 1, __ATOMIC_SEQ_CST);
+  if (!__atomic_load_n (&md->clean, __ATOMIC_SEQ_CST) && !states_changed (a, md))
     return;
   pthread_mutex_lock (&md->lock);
   if (md->clean || states_changed (a, md))
@@ -409,9 +421,17 @@ md_array_flushed (struct array *a)
   if (md == NULL)
     return;
   pthread_mutex_lock (&md->lock);
-  if ((!md->clean || states_changed (a, md)) && !md->needs_resync &&
-      __atomic_load_n (&md->writes, __ATOMIC_ACQUIRE) == 0)
-    update (a, md, true);
+  if ((!md->clean || states_changed (a, md)) && !md->needs_resync) {
+    /* Say clean before looking for writes in flight, so that a write
+     * starting meanwhile sees it and waits for the lock to mark the array
+     * active again (see md_array_write_begin).
+     */
+    __atomic_store_n (&md->clean, true, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n (&md->writes, __ATOMIC_SEQ_CST) == 0)
+      update (a, md, true);
+    else
+      __atomic_store_n (&md->clean, false, __ATOMIC_SEQ_CST);
+  }
   pthread_mutex_unlock (&md->lock);
 }
 

@@ -119,6 +119,8 @@ rebuild_member (struct array *a, int i)
       return member_failed (m) ? 0 : -1;
     }
     throttle (a, (s + 1 - first) * a->g.chunk, start);
+    if ((s + 1) % 256 == 0)
+      md_array_states_changed (a);      /* record the recovery offset */
   }
   if (!stopping (a) && member_readable (m, a->g.stripes - 1)) {
     int expected = MEMBER_REBUILDING;
@@ -257,6 +259,21 @@ array_jobs_stop (struct array *a)
     pthread_join (a->job.thread, NULL);
     a->job.joinable = false;
   }
+}
+
+int
+array_rebuild_resume (struct array *a)
+{
+  char *why = NULL;
+  int r = 0;
+
+  pthread_mutex_lock (&a->job_lock);
+  if (next_rebuilding (a) >= 0 && !a->job.running)
+    r = job_start (a, JOB_REBUILD, &why);
+  pthread_mutex_unlock (&a->job_lock);
+  if (r == -1)
+    nbdkit_error ("raid: cannot resume the rebuild: %s", why);
+  return r;
 }
 
 int
