@@ -8,27 +8,8 @@
 # make bench-degraded).  Environment: CHUNK (default 256K), MEMBER_SIZE
 # (default 256M), FIO_RUNTIME (default 10), DIR (default /dev/shm).
 set -euo pipefail
-
-top=$(cd "$(dirname "$0")/.." && pwd)
-plugin="$top/plugin/.libs/nbdkit-raid-plugin.so"
-ctl="$top/tools/nbdkit-raid-ctl"
-jobs="$top/bench/fio"
-export PATH=/usr/bin:$PATH
-CHUNK=${CHUNK:-256K}
-MEMBER_SIZE=${MEMBER_SIZE:-256M}
-export FIO_RUNTIME=${FIO_RUNTIME:-10}
-[ "${1:-}" = --quick ] && FIO_RUNTIME=3
-base=${DIR:-/dev/shm}
-
-for t in nbdkit nbdinfo fio; do
-  command -v $t >/dev/null || { echo "e2e-degraded: $t is needed" >&2; exit 1; }
-done
-[ -f "$plugin" ] || { echo "e2e-degraded: build first (make)" >&2; exit 1; }
-
-dir=$(mktemp -d "$base/nbdkit-raid-deg.XXXXXX")
-pid=
-cleanup () { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$dir"; }
-trap cleanup EXIT
+source "$(dirname "$0")/common.sh"
+bench_setup degraded "$@"
 
 disks=
 for i in 0 1 2 3 4 5; do
@@ -37,13 +18,7 @@ for i in 0 1 2 3 4 5; do
 done
 sock=$dir/raid.sock
 # shellcheck disable=SC2086
-nbdkit -f -U "$sock" "$plugin" level=6 chunk="$CHUNK" control="$dir/ctl" $disks \
-  2>"$dir/nbdkit.log" &
-pid=$!
-for _ in $(seq 100); do
-  nbdinfo --can connect "nbd+unix:///?socket=$sock" 2>/dev/null && break
-  sleep 0.1
-done
+bg_serve "$sock" "$plugin" level=6 chunk="$CHUNK" control="$dir/ctl" $disks
 export NBD_URI="nbd+unix:///?socket=$sock"
 FIO_SIZE=$(nbdinfo --size "$NBD_URI")
 export FIO_SIZE
@@ -53,7 +28,7 @@ fio_val () {                    # fio_val JOB RW KEY -> number
   /usr/bin/python3 -c "import json,sys; j=json.load(open('$dir/out.json'))['jobs'][0]['$2']; print(j['iops'] if '$3'=='iops' else j['bw_bytes']/1e6)"
 }
 
-cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)
+cpu=$(cpu_name)
 echo "e2e-degraded: CPU $cpu, $(nproc) cores; RAID-6, 6 members on $base, chunk $CHUNK, ${FIO_RUNTIME}s per job"
 fio --output-format=json --output=/dev/null "$jobs/seqwrite-1m.fio" >/dev/null   # fill
 

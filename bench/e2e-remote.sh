@@ -24,49 +24,12 @@
 # (default 3), DIR (default /dev/shm).
 set -euo pipefail
 
-top=$(cd "$(dirname "$0")/.." && pwd)
-plugin="$top/plugin/.libs/nbdkit-raid-plugin.so"
-jobs="$top/bench/fio"
-export PATH=/usr/bin:$PATH
+source "$(dirname "$0")/common.sh"
+bench_setup e2e-remote "$@"
 LEVEL=${LEVEL:-6}
-CHUNK=${CHUNK:-256K}
-MEMBER_SIZE=${MEMBER_SIZE:-256M}
-export FIO_RUNTIME=${FIO_RUNTIME:-10}
 PROFILE_RUNTIME=${PROFILE_RUNTIME:-3}
-[ "${1:-}" = --quick ] && FIO_RUNTIME=3 && PROFILE_RUNTIME=2
-base=${DIR:-/dev/shm}
-nmembers=6
-joblist="seqwrite-1m randwrite-4k randread-4k seqread-1m rmw-latency-4k"
+[ "${1:-}" = --quick ] && PROFILE_RUNTIME=2
 profile_jobs="randwrite-4k randread-4k seqwrite-1m"
-
-for t in nbdkit nbdinfo fio; do
-  command -v $t >/dev/null || { echo "e2e-remote: $t is needed" >&2; exit 1; }
-done
-[ -f "$plugin" ] || { echo "e2e-remote: build first (make)" >&2; exit 1; }
-
-dir=$(mktemp -d "$base/nbdkit-raid-e2e-remote.XXXXXX")
-pids=()
-cleanup () {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-# bg_serve SOCK ARGS...: nbdkit in the background on SOCK, ready on return.
-bg_serve () {
-  local s=$1; shift
-  rm -f "$s"
-  nbdkit -f -U "$s" "$@" >>"$dir/nbdkit.log" 2>&1 &
-  pids+=($!)
-  for _ in $(seq 100); do
-    nbdinfo --can connect "nbd+unix:///?socket=$s" 2>/dev/null && return
-    sleep 0.1
-  done
-  echo "e2e-remote: nbdkit $* did not start:" >&2; cat "$dir/nbdkit.log" >&2; exit 1
-}
 
 # stop_all: stop every server (member servers flush their logs on exit).
 stop_all () {
@@ -112,7 +75,7 @@ run_jobs () {                   # run_jobs TARGET JOBS...
   done
 }
 
-cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)
+cpu=$(cpu_name)
 echo "e2e-remote: CPU $cpu, $(nproc) cores; RAID-$LEVEL of $nmembers members of" \
      "$MEMBER_SIZE, chunk $CHUNK; ${FIO_RUNTIME}s per job"
 echo "e2e-remote: local members: tmpfs files in $base;" \

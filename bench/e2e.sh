@@ -9,29 +9,8 @@
 # 1 MiB, the size of the sequential jobs), MEMBER_SIZE (default 256M),
 # FIO_RUNTIME (seconds per job, default 10), DIR (default /dev/shm).
 set -euo pipefail
-
-top=$(cd "$(dirname "$0")/.." && pwd)
-plugin="$top/plugin/.libs/nbdkit-raid-plugin.so"
-jobs="$top/bench/fio"
-export PATH=/usr/bin:$PATH
-CHUNK=${CHUNK:-256K}
-MEMBER_SIZE=${MEMBER_SIZE:-256M}
-export FIO_RUNTIME=${FIO_RUNTIME:-10}
-[ "${1:-}" = --quick ] && FIO_RUNTIME=3
-base=${DIR:-/dev/shm}
-
-for t in nbdkit nbdinfo fio; do
-  command -v $t >/dev/null || { echo "e2e: $t is needed" >&2; exit 1; }
-done
-[ -f "$plugin" ] || { echo "e2e: build first (make)" >&2; exit 1; }
-
-dir=$(mktemp -d "$base/nbdkit-raid-e2e.XXXXXX")
-pids=()
-cleanup () {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  rm -rf "$dir"
-}
-trap cleanup EXIT
+source "$(dirname "$0")/common.sh"
+bench_setup e2e "$@"
 
 members () {                    # members N -> disk=... list
   for ((i = 0; i < $1; i++)); do
@@ -42,17 +21,7 @@ members () {                    # members N -> disk=... list
 
 serve () {                      # serve NAME ARGS...: sets $sock
   sock="$dir/$1.sock"; shift
-  nbdkit -f -U "$sock" "$@" >>"$dir/nbdkit.log" 2>&1 &
-  pids+=($!)
-  for _ in $(seq 100); do
-    nbdinfo --can connect "nbd+unix:///?socket=$sock" 2>/dev/null && return
-    sleep 0.1
-  done
-  echo "e2e: nbdkit $* did not start:" >&2; cat "$dir/nbdkit.log" >&2; exit 1
-}
-
-stop () {
-  kill "${pids[-1]}"; wait "${pids[-1]}" 2>/dev/null || true
+  bg_serve "$sock" "$@"
 }
 
 run_jobs () {                   # run_jobs TARGET SOCKET SIZE
@@ -63,7 +32,7 @@ run_jobs () {                   # run_jobs TARGET SOCKET SIZE
   done
 }
 
-cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)
+cpu=$(cpu_name)
 echo "e2e: CPU $cpu, $(nproc) cores; members on $base; chunk $CHUNK; ${FIO_RUNTIME}s per job"
 echo "e2e: $(nbdkit "$plugin" --dump-plugin | grep -E '^raid_parity=')"
 
@@ -72,14 +41,14 @@ rm -f "$dir"/m*.img
 truncate -s 1G "$dir/single.img"
 serve file file "$dir/single.img"
 run_jobs file "$sock" 1G
-stop; rm -f "$dir/single.img"
+stop_last; rm -f "$dir/single.img"
 
 for level in 6 5; do
   disks=$(members 6)
   # shellcheck disable=SC2086
   serve raid$level "$plugin" level=$level chunk=$CHUNK $disks
   run_jobs raid$level "$sock" 1G
-  stop; rm -f "$dir"/m*.img
+  stop_last; rm -f "$dir"/m*.img
 done
 
 /usr/bin/python3 - "$dir" <<'PY'

@@ -1,0 +1,64 @@
+# Shared by the end-to-end benchmarks (e2e.sh, e2e-degraded.sh,
+# e2e-remote.sh): settings, tool checks, a private folder on tmpfs and the
+# nbdkit servers started in it, all cleaned up on exit.
+#
+#   source "$(dirname "$0")/common.sh"; bench_setup NAME "$@"
+#
+# Environment: CHUNK (default 256K), MEMBER_SIZE (default 256M), FIO_RUNTIME
+# (seconds per fio job, default 10; --quick makes it 3), DIR (default
+# /dev/shm).
+
+bench_setup () {
+  bench_name=$1; shift
+  top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+  plugin="$top/plugin/.libs/nbdkit-raid-plugin.so"
+  ctl="$top/tools/nbdkit-raid-ctl"
+  jobs="$top/bench/fio"
+  export PATH=/usr/bin:$PATH    # Debian's python3 (nbd module) for nbdsh
+  CHUNK=${CHUNK:-256K}
+  MEMBER_SIZE=${MEMBER_SIZE:-256M}
+  export FIO_RUNTIME=${FIO_RUNTIME:-10}
+  [ "${1:-}" = --quick ] && FIO_RUNTIME=3
+  base=${DIR:-/dev/shm}
+
+  for t in nbdkit nbdinfo fio; do
+    command -v $t >/dev/null || { echo "$bench_name: $t is needed" >&2; exit 1; }
+  done
+  [ -f "$plugin" ] || { echo "$bench_name: build first (make)" >&2; exit 1; }
+
+  dir=$(mktemp -d "$base/nbdkit-raid-$bench_name.XXXXXX")
+  pids=()
+  trap bench_cleanup EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+}
+
+bench_cleanup () {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  rm -rf "$dir"
+}
+
+# bg_serve SOCK ARGS...: nbdkit in the background on SOCK, ready on return.
+bg_serve () {
+  local s=$1; shift
+  rm -f "$s"
+  nbdkit -f -U "$s" "$@" >>"$dir/nbdkit.log" 2>&1 &
+  pids+=($!)
+  for _ in $(seq 100); do
+    nbdinfo --can connect "nbd+unix:///?socket=$s" 2>/dev/null && return
+    sleep 0.1
+  done
+  echo "$bench_name: nbdkit $* did not start:" >&2; cat "$dir/nbdkit.log" >&2; exit 1
+}
+
+# stop_last: stop the server started last.
+stop_last () {
+  kill "${pids[-1]}" 2>/dev/null || true
+  wait "${pids[-1]}" 2>/dev/null || true
+  unset 'pids[-1]'
+}
+
+cpu_name () {
+  sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1
+}
