@@ -424,15 +424,24 @@ array_status_json (struct array *a, FILE *f)
   rebuild = a->job.kind == JOB_REBUILD;
   elapsed = now_s () - a->job.start;
 
+  /* One snapshot of the states, so that "degraded" and "failed" agree
+   * with the members listed even while a rebuild finishes.
+   */
+  int states[GEOMETRY_MAX_MEMBERS], failed = 0;
+  bool degraded = false;
+
+  for (int i = 0; i < a->nmembers; i++) {
+    states[i] = __atomic_load_n (&a->members[i]->state, __ATOMIC_ACQUIRE);
+    failed += states[i] == MEMBER_FAILED;
+    degraded |= states[i] != MEMBER_IN_SYNC;
+  }
   fprintf (f, "{\"level\":%d,\"layout\":\"%s\",\"chunk\":%" PRIu64
            ",\"size\":%" PRIu64 ",\"degraded\":%s,\"failed\":%d,\"members\":[",
            a->g.level, geometry_layout_name (a->g.layout), a->g.chunk,
-           a->g.array_size,
-           array_failed_members (a) || next_rebuilding (a) >= 0 ? "true" : "false",
-           array_failed_members (a));
+           a->g.array_size, degraded ? "true" : "false", failed);
   for (int i = 0; i < a->nmembers; i++) {
     struct member *m = a->members[i];
-    int st = __atomic_load_n (&m->state, __ATOMIC_ACQUIRE);
+    int st = states[i];
     uint64_t rec = st == MEMBER_IN_SYNC ? total
       : st == MEMBER_FAILED ? 0
       : __atomic_load_n (&m->recovery_stripe, __ATOMIC_ACQUIRE) * a->g.chunk;
