@@ -10,6 +10,7 @@
 #   - requires CMD...            exit 77 naming the first missing tool.
 #   - requires_python_module M   exit 77 if /usr/bin/python3 lacks M.
 #   - make_members N SIZE        N sparse files $tmpdir/m0.. in ${members[@]}.
+#   - requires_nbdkit_filter F.. skip unless nbdkit has those filters.
 #   - raid_nbdkit ARGS...        nbdkit -U - "$RAID_PLUGIN" ARGS...
 #   - start_nbdkit SOCK ARGS...  a background nbdkit serving SOCK.
 #   - members_md5 FILE...        one line per file, to compare snapshots.
@@ -177,4 +178,16 @@ test_seed ()
 {
     seed=${RAID_TEST_SEED:-$(( (RANDOM << 15 | RANDOM) ))}
     echo "$0: seed=$seed (replay with RAID_TEST_SEED=$seed)"
+}
+
+# requires_nbdkit_filter NAME...: skip (exit 77) unless nbdkit has them.
+requires_nbdkit_filter ()
+{
+    local f
+    for f in "$@"; do
+        if ! nbdkit --filter="$f" null --dump-plugin >/dev/null 2>&1; then
+            echo "$0: SKIP: nbdkit's $f filter is not installed"
+            exit 77
+        fi
+    done
 }

@@ -19,10 +19,7 @@
 
 source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
 requires_python_module nbd
-if ! nbdkit --filter=error null --dump-plugin >/dev/null 2>&1; then
-    echo "$0: SKIP: nbdkit's error filter is not installed"
-    exit 77
-fi
+requires_nbdkit_filter error
 
 test_seed
 

@@ -26,10 +26,7 @@ if ! nbdkit "$RAID_PLUGIN" --dump-plugin | grep -q '^raid_control=yes$'; then
     echo "$0: SKIP: this plugin has no control socket (raid_control=yes)"
     exit 77
 fi
-if ! nbdkit --filter=error null --dump-plugin >/dev/null 2>&1; then
-    echo "$0: SKIP: nbdkit's error filter is not installed"
-    exit 77
-fi
+requires_nbdkit_filter error
 test_seed
 
 cat > "$tmpdir/rebuild.py" <<'EOF'

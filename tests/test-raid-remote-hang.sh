@@ -17,12 +17,7 @@
 source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
 requires truncate
 requires_python_module nbd
-for f in error delay; do
-    if ! nbdkit --filter=$f null --dump-plugin >/dev/null 2>&1; then
-        echo "$0: SKIP: nbdkit's $f filter is not installed"
-        exit 77
-    fi
-done
+requires_nbdkit_filter error delay
 
 test_seed
 cleanup_fn python3 "$top_srcdir/tests/faults.py" --cleanup "$tmpdir"
