@@ -476,16 +476,6 @@ array_trim (struct array *a, uint64_t count, uint64_t offset, bool fua)
   return array_zero (a, count, offset, true, false, fua);
 }
 
-static bool
-next_rebuilding_any (const struct array *a)
-{
-  for (int i = 0; i < a->nmembers; i++)
-    if (__atomic_load_n (&a->members[i]->state, __ATOMIC_ACQUIRE) ==
-        MEMBER_REBUILDING)
-      return true;
-  return false;
-}
-
 /* A half-rebuilt member is rebuilt first; the resync of an unclean array
  * (a repairing scrub) needs every member readable, so it waits for a
  * later start.
@@ -495,7 +485,7 @@ array_after_fork (struct array *a)
 {
   char *why;
 
-  if (next_rebuilding_any (a))
+  if (array_rebuilding_member (a) >= 0)
     return array_rebuild_resume (a);
   if (md_array_needs_resync (a) && array_scrub_start (a, true, &why) == -1) {
     nbdkit_error ("raid: cannot start the resync: %s", why);

@@ -74,8 +74,8 @@ throttle (struct array *a, uint64_t bytes, double start)
   }
 }
 
-static int
-next_rebuilding (struct array *a)
+int
+array_rebuilding_member (const struct array *a)
 {
   for (int i = 0; i < a->nmembers; i++)
     if (__atomic_load_n (&a->members[i]->state, __ATOMIC_ACQUIRE) ==
@@ -190,7 +190,7 @@ next_or_finish (struct array *a)
   int i;
 
   pthread_mutex_lock (&a->job_lock);
-  i = stopping (a) ? -1 : next_rebuilding (a);
+  i = stopping (a) ? -1 : array_rebuilding_member (a);
   if (i < 0)
     a->job.running = false;
   pthread_mutex_unlock (&a->job_lock);
@@ -268,7 +268,7 @@ array_rebuild_resume (struct array *a)
   int r = 0;
 
   pthread_mutex_lock (&a->job_lock);
-  if (next_rebuilding (a) >= 0 && !a->job.running)
+  if (array_rebuilding_member (a) >= 0 && !a->job.running)
     r = job_start (a, JOB_REBUILD, &why);
   pthread_mutex_unlock (&a->job_lock);
   if (r == -1)
@@ -361,7 +361,7 @@ array_scrub_start (struct array *a, bool repair, char **why)
 {
   int r;
 
-  if (array_failed_members (a) > 0 || next_rebuilding (a) >= 0) {
+  if (array_failed_members (a) > 0 || array_rebuilding_member (a) >= 0) {
     *why = "the array is degraded: replace the failed members first";
     return -1;
   }

@@ -36,6 +36,8 @@ int array_scrub_start (struct array *a, bool repair, char **why);
 void array_scrub_stop (struct array *a);
 void array_status_json (struct array *a, FILE *f);
 void array_jobs_stop (struct array *a);
+/* A member being rebuilt, or -1. */
+int array_rebuilding_member (const struct array *a);
 /* Start rebuilding members found half rebuilt at start-up. */
 int array_rebuild_resume (struct array *a);
 
