@@ -678,22 +678,24 @@ plan_flushes (struct plan *pl, const struct member_io *writes, size_t nw,
   return n;
 }
 
-static void
+/* Choose RMW or RCW; returns how many read requests the choice needs. */
+static size_t
 choose_method (struct plan *pl)
 {
-  size_t runs = 0;
+  size_t rmw_runs = 0, rcw_runs = 0;
   unsigned int rmw_reads, rcw_reads;
 
   pl->rmw = true;
-  rmw_reads = plan_reads (pl, NULL, &runs);
+  rmw_reads = plan_reads (pl, NULL, &rmw_runs);
   pl->rmw = false;
-  rcw_reads = plan_reads (pl, NULL, &runs);
+  rcw_reads = plan_reads (pl, NULL, &rcw_runs);
   pl->rmw = rmw_reads < rcw_reads;
 
   if (pl->offset == 0 && pl->len == pl->c->g->stripe_data_bytes)
     stat_add (&pl->c->stats.full, 1);
   else
     stat_add (pl->rmw ? &pl->c->stats.rmw : &pl->c->stats.rcw, 1);
+  return pl->rmw ? rmw_runs : rcw_runs;
 }
 
 /* Members that cannot be read at this row (failed, or not yet rebuilt),
@@ -921,9 +923,7 @@ stripe_write (struct stripe_cache *c, struct stripe_head *sh,
   if (head_buffers (c, sh) == -1)
     return -1;
   plan_make (&pl);
-  choose_method (&pl);
-
-  plan_reads (&pl, NULL, &nreads);
+  nreads = choose_method (&pl);
   max = nreads + c->g->members * (MAX_SEGMENTS + 2);
   if (max > sizeof stack / sizeof stack[0] &&
       (ios = malloc (max * sizeof *ios)) == NULL)
