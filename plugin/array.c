@@ -338,15 +338,27 @@ write_rows (struct array *a, const uint8_t *data, uint64_t count,
   return 0;
 }
 
+/* The rows [*first, *end) a request changes. */
+static void
+request_rows (const struct array *a, uint64_t count, uint64_t offset,
+              uint64_t *first, uint64_t *end)
+{
+  *first = offset / a->g.stripe_data_bytes;
+  *end = count ? (offset + count - 1) / a->g.stripe_data_bytes + 1 : *first;
+}
+
 int
 array_write (struct array *a, const void *buf, uint64_t count,
              uint64_t offset, bool fua)
 {
+  uint64_t first, end;
   int r;
 
-  md_array_write_begin (a);
+  request_rows (a, count, offset, &first, &end);
+  if (md_array_write_begin (a, first, end) == -1)
+    return -1;
   r = write_rows (a, buf, count, offset, fua);
-  md_array_write_end (a);
+  md_array_write_end (a, first, end);
   return r;
 }
 
@@ -462,11 +474,14 @@ int
 array_zero (struct array *a, uint64_t count, uint64_t offset, bool may_trim,
             bool fast, bool fua)
 {
+  uint64_t first, end;
   int r;
 
-  md_array_write_begin (a);
+  request_rows (a, count, offset, &first, &end);
+  if (md_array_write_begin (a, first, end) == -1)
+    return -1;
   r = zero_or_trim (a, count, offset, may_trim, fast, fua);
-  md_array_write_end (a);
+  md_array_write_end (a, first, end);
   return r;
 }
 
@@ -477,17 +492,19 @@ array_trim (struct array *a, uint64_t count, uint64_t offset, bool fua)
 }
 
 /* A half-rebuilt member is rebuilt first; the resync of an unclean array
- * (a repairing scrub) needs every member readable, so it waits for a
- * later start.
+ * (a repairing scrub of the rows the bitmap marks, or of all) needs every
+ * member readable, so it waits for a later start.
  */
 int
 array_after_fork (struct array *a)
 {
   char *why;
 
+  if (md_array_after_fork (a) == -1)
+    return -1;
   if (array_rebuilding_member (a) >= 0)
     return array_rebuild_resume (a);
-  if (md_array_needs_resync (a) && array_scrub_start (a, true, &why) == -1) {
+  if (md_array_needs_resync (a) && array_resync_start (a, &why) == -1) {
     nbdkit_error ("raid: cannot start the resync: %s", why);
     return -1;
   }

@@ -18,6 +18,9 @@ enum metadata_mode { METADATA_AUTO, METADATA_MD, METADATA_NONE };
 struct array_config {
   enum metadata_mode metadata;
   bool create, force;           /* write fresh md superblocks */
+  bool no_bitmap, set_bitmap;   /* create: bitmap=none; bitmap-* given */
+  uint64_t bitmap_chunk;        /* create: bytes per bit, 0 = md's default */
+  uint32_t bitmap_delay;        /* create: seconds, 0 = md's default */
   bool set_level, set_layout, set_chunk, set_data_offset; /* given explicitly */
   int level;
   enum geometry_layout layout;

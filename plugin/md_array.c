@@ -19,13 +19,16 @@
  * (resync_offset all ones, events + 1).  An array found active at start-up
  * was not shut down cleanly: its parity is resynchronised by a repairing
  * scrub in the background.  Member failures and replacements are written
- * into dev_roles at the next update.  The write-intent bitmap is not
- * maintained (an unclean shutdown resyncs everything).
+ * into dev_roles at the next update.  With a write-intent bitmap
+ * (md_bitmap.c) every write first marks its region, and the resync after
+ * an unclean shutdown covers only the marked regions; without one it
+ * covers the whole array.
  *
  * Creating (create=true): fresh superblocks with a new UUID, md's defaults
  * (left-symmetric, 512K chunk unless given) and a 1 MiB data offset unless
  * data-offset is given; members that already carry a superblock are refused
  * unless force=true.  The new array is resynchronised in the background.
+ * It gets an internal write-intent bitmap unless bitmap=none.
  */
 
 #include <config.h>
@@ -42,6 +45,7 @@
 
 #include "array.h"
 #include "md_array.h"
+#include "md_bitmap.h"
 #include "metadata.h"
 
 struct md_array {
@@ -54,6 +58,7 @@ struct md_array {
   int states[GEOMETRY_MAX_MEMBERS];
   bool clean;                   /* as the superblocks say */
   bool needs_resync;
+  struct md_bitmap *bitmap;     /* NULL: the array has none */
   uint64_t writes;              /* in flight; atomic */
 };
 
@@ -200,6 +205,28 @@ impossible (const struct md_super *sb)
   return NULL;
 }
 
+/* The write-intent bitmap, if the superblocks say there is one. */
+static int
+load_bitmap (struct array *a, struct md_array *md, const struct md_super *ref)
+{
+  struct md_bitmap_place place = {
+    .area_offset = MD_SB_OFFSET + (int64_t) ref->bitmap_offset * 512,
+    .data_offset = ref->data_offset, .size = ref->size, .chunk = ref->chunk,
+  };
+  const char *why = "bitmap placement not supported (it must start "
+    "4K-aligned after the superblock)";
+
+  if (!(ref->feature_map & MD_FEATURE_BITMAP))
+    return 0;
+  if (ref->bitmap_offset <= 0 ||
+      (md->bitmap = md_bitmap_load (a, &place, ref, md->needs_resync,
+                                    &why)) == NULL) {
+    nbdkit_error ("raid: md write-intent bitmap: %s", why);
+    return -1;
+  }
+  return 0;
+}
+
 int
 md_array_assemble (struct array *a, struct array_config *cfg,
                    uint64_t *member_bytes)
@@ -296,7 +323,15 @@ md_array_assemble (struct array *a, struct array_config *cfg,
     nbdkit_error ("raid: starting a dirty degraded array (force=true)");
     md->needs_resync = false;
   }
-  else if (!md->clean)
+  if (load_bitmap (a, md, ref) == -1)
+    goto out;
+  if (md->needs_resync && md->bitmap)
+    nbdkit_error ("raid: the array was not shut down cleanly: the "
+                  "write-intent bitmap marks %" PRIu64 " of %" PRIu64
+                  " rows, whose parity will be resynchronised in the "
+                  "background", md_bitmap_needed_rows (md->bitmap),
+                  ref->size / ref->chunk);
+  else if (md->needs_resync)
     nbdkit_error ("raid: the array was not shut down cleanly: its parity "
                   "will be resynchronised in the background");
   pthread_mutex_init (&md->lock, NULL);
@@ -310,6 +345,8 @@ md_array_assemble (struct array *a, struct array_config *cfg,
 
  out:
   free (sbs);
+  if (md)
+    md_bitmap_close (md->bitmap);
   free (md);
   return r;
 }
@@ -350,6 +387,9 @@ update (struct array *a, struct md_array *md, bool clean)
   }
   md->sb.max_dev = sb.max_dev;
   memcpy (md->sb.dev_roles, sb.dev_roles, sizeof sb.dev_roles);
+  /* md accepts a bitmap one event ahead of the superblocks, not behind. */
+  if (md->bitmap && md_bitmap_events (md->bitmap, sb.events) == -1)
+    r = -1;
   for (int i = 0; i < a->nmembers; i++) {
     struct member *m = a->members[i];
     int st = __atomic_load_n (&m->state, __ATOMIC_ACQUIRE);
@@ -386,30 +426,38 @@ states_changed (struct array *a, struct md_array *md)
   return false;
 }
 
-void
-md_array_write_begin (struct array *a)
+int
+md_array_write_begin (struct array *a, uint64_t first, uint64_t end)
 {
   struct md_array *md = a->md;
 
   if (md == NULL)
-    return;
+    return 0;
   /* Pairs with md_array_flushed: either this sees clean (and takes the
    * slow path) or the flush sees this write in flight (and stays active).
    */
   __atomic_fetch_add (&md->writes, 1, __ATOMIC_SEQ_CST);
-  if (!__atomic_load_n (&md->clean, __ATOMIC_SEQ_CST) && !states_changed (a, md))
-    return;
-  pthread_mutex_lock (&md->lock);
-  if (md->clean || states_changed (a, md))
-    update (a, md, false);
-  pthread_mutex_unlock (&md->lock);
+  if (__atomic_load_n (&md->clean, __ATOMIC_SEQ_CST) || states_changed (a, md)) {
+    pthread_mutex_lock (&md->lock);
+    if (md->clean || states_changed (a, md))
+      update (a, md, false);
+    pthread_mutex_unlock (&md->lock);
+  }
+  if (md->bitmap && md_bitmap_write_begin (md->bitmap, first, end) == -1) {
+    __atomic_fetch_sub (&md->writes, 1, __ATOMIC_ACQ_REL);
+    return -1;
+  }
+  return 0;
 }
 
 void
-md_array_write_end (struct array *a)
+md_array_write_end (struct array *a, uint64_t first, uint64_t end)
 {
-  if (a->md)
-    __atomic_fetch_sub (&a->md->writes, 1, __ATOMIC_ACQ_REL);
+  if (a->md == NULL)
+    return;
+  if (a->md->bitmap)
+    md_bitmap_write_end (a->md->bitmap, first, end);
+  __atomic_fetch_sub (&a->md->writes, 1, __ATOMIC_ACQ_REL);
 }
 
 /* After a successful flush: clean, if nothing is being written. */
@@ -463,15 +511,102 @@ md_array_needs_resync (const struct array *a)
   return a->md && a->md->needs_resync;
 }
 
+uint64_t
+md_array_resync_next_row (struct array *a, uint64_t row)
+{
+  return a->md && a->md->bitmap
+    ? md_bitmap_next_needed_row (a->md->bitmap, row) : row;
+}
+
+uint64_t
+md_array_resync_rows (struct array *a)
+{
+  return a->md && a->md->bitmap
+    ? md_bitmap_needed_rows (a->md->bitmap) : a->g.stripes;
+}
+
+void
+md_array_row_resynced (struct array *a, uint64_t row)
+{
+  if (a->md && a->md->bitmap)
+    md_bitmap_row_resynced (a->md->bitmap, row);
+}
+
+bool
+md_array_bitmap_stats (struct array *a, struct md_bitmap_stats *st)
+{
+  if (a->md == NULL || a->md->bitmap == NULL)
+    return false;
+  md_bitmap_stats (a->md->bitmap, st);
+  return true;
+}
+
+int
+md_array_after_fork (struct array *a)
+{
+  return a->md && a->md->bitmap ? md_bitmap_start_daemon (a->md->bitmap) : 0;
+}
+
 void
 md_array_close (struct array *a)
 {
   if (a->md == NULL)
     return;
   array_flush (a);              /* marks it clean */
+  md_bitmap_close (a->md->bitmap);      /* and clears the bits */
   pthread_mutex_destroy (&a->md->lock);
   free (a->md);
   a->md = NULL;
+}
+
+/* A new internal bitmap 8 KiB from the member's start, as mdadm places
+ * it: 4 KiB after the superblock.  Its chunk, unless given, is mdadm's
+ * default: 64 MiB, doubled until the bitmap takes at most 128 KiB.
+ */
+#define BITMAP_AREA_OFFSET 8192
+#define BITMAP_DEFAULT_CHUNK (64 * 1024 * 1024)
+#define BITMAP_DEFAULT_ROOM (128 * 1024)
+#define BITMAP_DEFAULT_DELAY 5
+
+static int
+create_bitmap (struct array *a, struct md_array *md,
+               const struct array_config *cfg)
+{
+  struct md_super *sb = &md->sb;
+  struct md_bitmap_place place = {
+    .area_offset = BITMAP_AREA_OFFSET, .data_offset = sb->data_offset,
+    .size = sb->size, .chunk = sb->chunk,
+  };
+  uint64_t room = sb->data_offset - BITMAP_AREA_OFFSET;
+  uint64_t chunk = cfg->bitmap_chunk;
+  const char *why;
+
+  if (sb->data_offset < BITMAP_AREA_OFFSET + 4096) {
+    nbdkit_error ("create=true: data-offset leaves no room for a write-intent "
+                  "bitmap (give a bigger data-offset, or bitmap=none)");
+    return -1;
+  }
+  if (chunk == 0) {
+    if (room > BITMAP_DEFAULT_ROOM)
+      room = BITMAP_DEFAULT_ROOM;
+    for (chunk = BITMAP_DEFAULT_CHUNK;
+         md_bitmap_area_bytes (md_bitmap_bits (sb->size, chunk)) > room;
+         chunk *= 2)
+      ;
+  }
+  md->bitmap = md_bitmap_new (a, &place, sb->set_uuid, chunk,
+                              cfg->bitmap_delay ? cfg->bitmap_delay
+                              : BITMAP_DEFAULT_DELAY, &why);
+  if (md->bitmap == NULL) {
+    nbdkit_error ("create=true: write-intent bitmap: %s%s", why,
+                  cfg->bitmap_chunk ? " (give a bigger bitmap-chunk or "
+                  "data-offset)" : "");
+    return -1;
+  }
+  sb->feature_map |= MD_FEATURE_BITMAP;
+  sb->bitmap_offset = (BITMAP_AREA_OFFSET - MD_SB_OFFSET) / 512;
+  nbdkit_debug ("raid: bitmap: %" PRIu64 " bytes per bit", chunk);
+  return 0;
 }
 
 int
@@ -508,6 +643,8 @@ md_array_create (struct array *a, const struct array_config *cfg)
   pthread_mutex_init (&md->lock, NULL);
   md->needs_resync = true;
   a->md = md;
+  if (!cfg->no_bitmap && create_bitmap (a, md, cfg) == -1)
+    return -1;
   if (update (a, md, false) == -1) {
     nbdkit_error ("create: writing the superblocks failed");
     return -1;

@@ -19,12 +19,27 @@ int md_array_assemble (struct array *a, struct array_config *cfg,
 /* create=true: write fresh superblocks for the geometry in a->g. */
 int md_array_create (struct array *a, const struct array_config *cfg);
 
-void md_array_write_begin (struct array *a);
-void md_array_write_end (struct array *a);
+/* Rows [first, end) are about to be written / have been: marks the array
+ * active and the rows' regions in the write-intent bitmap.  -1 (errno):
+ * the array cannot serve.
+ */
+int md_array_write_begin (struct array *a, uint64_t first, uint64_t end);
+void md_array_write_end (struct array *a, uint64_t first, uint64_t end);
+/* In the serving process: start the bitmap's lazy clearing. */
+int md_array_after_fork (struct array *a);
 void md_array_flushed (struct array *a);
 void md_array_states_changed (struct array *a);
 bool md_array_needs_resync (const struct array *a);
 void md_array_resynced (struct array *a);
+/* The resync's rows: the first at or after row that needs it (>= the
+ * row count when none; every row without a bitmap), how many there are,
+ * and one done.
+ */
+uint64_t md_array_resync_next_row (struct array *a, uint64_t row);
+uint64_t md_array_resync_rows (struct array *a);
+void md_array_row_resynced (struct array *a, uint64_t row);
+struct md_bitmap_stats;
+bool md_array_bitmap_stats (struct array *a, struct md_bitmap_stats *st);
 void md_array_close (struct array *a);
 
 #endif /* RAID_MD_ARRAY_H */

@@ -132,6 +132,35 @@ raid_config (const char *key, const char *value)
     cfg.set_data_offset = true;
     return parse_size_param (key, value, &cfg.data_offset);
   }
+  else if (strcmp (key, "bitmap") == 0) {
+    cfg.set_bitmap = true;
+    if (strcmp (value, "none") == 0)
+      cfg.no_bitmap = true;
+    else if (strcmp (value, "internal") != 0) {
+      nbdkit_error ("bitmap=%s: must be internal or none", value);
+      return -1;
+    }
+  }
+  else if (strcmp (key, "bitmap-chunk") == 0) {
+    cfg.set_bitmap = true;
+    if (parse_size_param (key, value, &cfg.bitmap_chunk) == -1)
+      return -1;
+    if (cfg.bitmap_chunk < 4096 || cfg.bitmap_chunk > UINT32_MAX / 2 + 1 ||
+        (cfg.bitmap_chunk & (cfg.bitmap_chunk - 1))) {
+      nbdkit_error ("bitmap-chunk=%s: must be a power of two from 4K to 2G",
+                    value);
+      return -1;
+    }
+  }
+  else if (strcmp (key, "bitmap-delay") == 0) {
+    cfg.set_bitmap = true;
+    if (nbdkit_parse_uint32_t (key, value, &cfg.bitmap_delay) == -1)
+      return -1;
+    if (cfg.bitmap_delay < 1 || cfg.bitmap_delay > 24 * 3600) {
+      nbdkit_error ("bitmap-delay=%s: must be 1 to 86400 seconds", value);
+      return -1;
+    }
+  }
   else if (strcmp (key, "cache") == 0)
     return parse_size_param (key, value, &cfg.cache_bytes);
   else if (strcmp (key, "rebuild-rate") == 0)
@@ -180,6 +209,17 @@ raid_config_complete (void)
                   "metadata=none");
     return -1;
   }
+  if (cfg.set_bitmap && !cfg.create) {
+    nbdkit_error ("bitmap, bitmap-chunk and bitmap-delay choose the bitmap "
+                  "of a new array: they need create=true (an existing "
+                  "array keeps the bitmap its superblocks describe)");
+    return -1;
+  }
+  if (cfg.no_bitmap && (cfg.bitmap_chunk || cfg.bitmap_delay)) {
+    nbdkit_error ("bitmap=none: bitmap-chunk and bitmap-delay make no sense "
+                  "without a bitmap");
+    return -1;
+  }
   if (cfg.ndisks == 0) {
     nbdkit_error ("no members: give disk=PATH once per member, in role order");
     return -1;
@@ -204,7 +244,13 @@ raid_config_complete (void)
   "rebuild-rate=SIZE       Cap on rebuild writes per second (default: none).\n" \
   "metadata=auto|md|none   md v1.2 superblocks: use if present (default),\n" \
   "                        require, or ignore (raw mode).\n" \
-  "create=true             Write fresh md superblocks (force=true: overwrite)."
+  "create=true             Write fresh md superblocks (force=true: overwrite).\n" \
+  "bitmap=internal|none    With create=true: md write-intent bitmap (default\n" \
+  "                        internal).\n" \
+  "bitmap-chunk=SIZE       With create=true: bytes of each member per bitmap\n" \
+  "                        bit (default 64M, more if needed to fit 128K).\n" \
+  "bitmap-delay=SECONDS    With create=true: idle time before a bit is\n" \
+  "                        cleared (default 5)."
 
 static void
 raid_dump_plugin (void)
@@ -220,6 +266,7 @@ raid_dump_plugin (void)
   printf ("raid_degraded=yes\n");
   printf ("raid_control=yes\n");
   printf ("raid_metadata=md\n");
+  printf ("raid_bitmap=internal\n");
 }
 
 /* One array serves every connection. */

@@ -42,6 +42,7 @@
 #include "array.h"
 #include "rebuild.h"
 #include "md_array.h"
+#include "md_bitmap.h"
 
 static double
 now_s (void)
@@ -146,17 +147,28 @@ record_bad_data (struct array *a, uint64_t stripe, int member)
   }
 }
 
+/* The next row the job goes over: every row, or for a resync those the
+ * write-intent bitmap marks.
+ */
+static uint64_t
+next_row (struct array *a, uint64_t s)
+{
+  return a->job.resync ? md_array_resync_next_row (a, s) : s;
+}
+
 static void
 scrub (struct array *a)
 {
   uint8_t *scratch = aligned_alloc (4096, 2 * a->g.chunk);
+  uint64_t s;
 
   if (scratch == NULL) {
     nbdkit_error ("raid: scrub: %m");
     return;
   }
   a->job.start = now_s ();
-  for (uint64_t s = 0; s < a->g.stripes && !stopping (a); s++) {
+  for (s = next_row (a, 0); s < a->g.stripes && !stopping (a);
+       s = next_row (a, s + 1)) {
     struct stripe_head *sh = stripe_cache_get (a->cache, s);
     struct stripe_scrub res;
     int r;
@@ -169,13 +181,14 @@ scrub (struct array *a)
       nbdkit_error ("raid: scrub stopped at row %" PRIu64 ": %m", s);
       break;
     }
+    if (a->job.resync)
+      md_array_row_resynced (a, s);
     __atomic_fetch_add (&a->job.mismatch_cnt, res.mismatches, __ATOMIC_RELAXED);
     if (res.bad_data_member >= 0)
       record_bad_data (a, s, res.bad_data_member);
-    __atomic_store_n (&a->job.rows_done, s + 1, __ATOMIC_RELEASE);
+    __atomic_fetch_add (&a->job.rows_done, 1, __ATOMIC_RELEASE);
   }
-  a->job.scrub_finished = !stopping (a) &&
-    a->job.rows_done == a->g.stripes;
+  a->job.scrub_finished = !stopping (a) && s >= a->g.stripes;
   if (a->job.scrub_finished && a->job.repair)
     md_array_resynced (a);
   free (scratch);
@@ -356,8 +369,8 @@ array_replace_member (struct array *a, int i, const char *name, char **why)
   return -1;
 }
 
-int
-array_scrub_start (struct array *a, bool repair, char **why)
+static int
+scrub_start (struct array *a, bool repair, bool resync, char **why)
 {
   int r;
 
@@ -367,6 +380,8 @@ array_scrub_start (struct array *a, bool repair, char **why)
   }
   pthread_mutex_lock (&a->job_lock);
   a->job.repair = repair;
+  a->job.resync = resync;
+  a->job.rows_total = resync ? md_array_resync_rows (a) : a->g.stripes;
   a->job.rows_done = 0;
   a->job.mismatch_cnt = 0;
   a->job.nbad = 0;
@@ -374,6 +389,26 @@ array_scrub_start (struct array *a, bool repair, char **why)
   a->job.scrubbed = true;
   r = job_start (a, JOB_SCRUB, why);
   pthread_mutex_unlock (&a->job_lock);
+  return r;
+}
+
+int
+array_scrub_start (struct array *a, bool repair, char **why)
+{
+  return scrub_start (a, repair, false, why);
+}
+
+/* After an unclean shutdown: repair the rows the bitmap marks (all rows
+ * if there is no bitmap).
+ */
+int
+array_resync_start (struct array *a, char **why)
+{
+  int r = scrub_start (a, true, true, why);
+
+  if (r == 0)
+    nbdkit_debug ("raid: resyncing %" PRIu64 " of %" PRIu64 " rows",
+                  a->job.rows_total, a->g.stripes);
   return r;
 }
 
@@ -410,6 +445,18 @@ json_string (FILE *f, const char *s)
       fputc (*s, f);
   }
   fputc ('"', f);
+}
+
+static void
+print_bitmap (struct array *a, FILE *f)
+{
+  struct md_bitmap_stats st;
+
+  if (md_array_bitmap_stats (a, &st))
+    fprintf (f, ",\"bitmap\":{\"chunk\":%" PRIu64 ",\"bits\":%" PRIu64
+             ",\"dirty\":%" PRIu64 "}", st.chunksize, st.bits, st.dirty);
+  else
+    fprintf (f, ",\"bitmap\":null");
 }
 
 void
@@ -464,17 +511,21 @@ array_status_json (struct array *a, FILE *f)
            ? (done - a->job.first_row * a->g.chunk) / elapsed / 1e6 : 0.0);
 
   done = __atomic_load_n (&a->job.rows_done, __ATOMIC_ACQUIRE) * a->g.chunk;
-  fprintf (f, ",\"scrub\":{\"running\":%s,\"repair\":%s,\"done\":%" PRIu64
-           ",\"total\":%" PRIu64 ",\"mb_per_s\":%.1f,\"mismatch_cnt\":%" PRIu64
-           ",\"finished\":%s,\"bad_data\":[",
+  total = a->job.scrubbed ? a->job.rows_total * a->g.chunk : total;
+  fprintf (f, ",\"scrub\":{\"running\":%s,\"repair\":%s,\"resync\":%s,"
+           "\"done\":%" PRIu64 ",\"total\":%" PRIu64 ",\"mb_per_s\":%.1f,"
+           "\"mismatch_cnt\":%" PRIu64 ",\"finished\":%s,\"bad_data\":[",
            running && !rebuild ? "true" : "false",
-           a->job.repair ? "true" : "false", done, total,
+           a->job.repair ? "true" : "false",
+           a->job.resync ? "true" : "false", done, total,
            running && !rebuild && elapsed > 0 ? done / elapsed / 1e6 : 0.0,
            __atomic_load_n (&a->job.mismatch_cnt, __ATOMIC_RELAXED),
            a->job.scrub_finished ? "true" : "false");
   for (size_t k = 0; k < __atomic_load_n (&a->job.nbad, __ATOMIC_ACQUIRE); k++)
     fprintf (f, "%s{\"stripe\":%" PRIu64 ",\"member\":%d}", k ? "," : "",
              a->job.bad[k].stripe, a->job.bad[k].member);
-  fprintf (f, "]}}\n");
+  fprintf (f, "]}");
+  print_bitmap (a, f);
+  fprintf (f, "}\n");
   pthread_mutex_unlock (&a->job_lock);
 }

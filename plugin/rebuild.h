@@ -22,9 +22,9 @@ struct array_job {
   /* rebuild */
   int member;
   uint64_t first_row;
-  /* scrub */
-  bool repair, scrubbed, scrub_finished;
-  uint64_t rows_done, mismatch_cnt;
+  /* scrub; resync: of the rows an unclean shutdown left to check */
+  bool repair, resync, scrubbed, scrub_finished;
+  uint64_t rows_done, rows_total, mismatch_cnt;
   size_t nbad;
   struct { uint64_t stripe; int member; } bad[ARRAY_MAX_BAD_DATA];
 };
@@ -33,6 +33,7 @@ struct array_job {
 int array_fail_member (struct array *a, int i, char **why);
 int array_replace_member (struct array *a, int i, const char *name, char **why);
 int array_scrub_start (struct array *a, bool repair, char **why);
+int array_resync_start (struct array *a, char **why);
 void array_scrub_stop (struct array *a);
 void array_status_json (struct array *a, FILE *f);
 void array_jobs_stop (struct array *a);

@@ -1,0 +1,74 @@
+/* md's write-intent bitmap while the array serves; see md_bitmap.c. */
+
+#ifndef RAID_MD_BITMAP_H
+#define RAID_MD_BITMAP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "metadata.h"
+
+struct array;
+struct md_bitmap;
+
+/* Where the area is and what it maps: bytes from the member's start, the
+ * bytes of each member's data (md's size) the bits cover, and the array's
+ * chunk (one stripe row of each member).
+ */
+struct md_bitmap_place {
+  uint64_t area_offset;
+  uint64_t data_offset;
+  uint64_t size;
+  uint64_t chunk;
+};
+
+/* Read the bitmap of an assembled array from its first in-sync member and
+ * check it against the superblocks.  dirty: the array was not shut down
+ * cleanly, so the regions whose bits are set (all of them if the bitmap
+ * is stale) need a resync.  Returns NULL with a static message in *why.
+ */
+struct md_bitmap *md_bitmap_load (struct array *a,
+                                  const struct md_bitmap_place *place,
+                                  const struct md_super *ref, bool dirty,
+                                  const char **why);
+
+/* A new bitmap for create=true, every bit set and needing the initial
+ * resync (as mdadm makes them).  Written by the first md_bitmap_events.
+ */
+struct md_bitmap *md_bitmap_new (struct array *a,
+                                 const struct md_bitmap_place *place,
+                                 const uint8_t uuid[16], uint64_t chunksize,
+                                 uint32_t daemon_sleep, const char **why);
+
+/* Start the lazy clearing (in the serving process, after the fork). */
+int md_bitmap_start_daemon (struct md_bitmap *bm);
+
+/* Stop it; if the array is healthy, clear every bit that no write holds
+ * and write the bitmap out.  Frees bm.
+ */
+void md_bitmap_close (struct md_bitmap *bm);
+
+/* Rows [first, end) are about to be written: returns once their bits are
+ * on every working member, or -1 (errno) if the array cannot serve.
+ */
+int md_bitmap_write_begin (struct md_bitmap *bm, uint64_t first, uint64_t end);
+void md_bitmap_write_end (struct md_bitmap *bm, uint64_t first, uint64_t end);
+
+/* The md superblocks are about to say `events`: write the bitmap's
+ * superblock (and the whole area to members that lack it) first.
+ */
+int md_bitmap_events (struct md_bitmap *bm, uint64_t events);
+
+/* Resync: the first row >= row in a region that needs it (UINT64_MAX if
+ * none), how many rows need it, and row done.
+ */
+uint64_t md_bitmap_next_needed_row (struct md_bitmap *bm, uint64_t row);
+uint64_t md_bitmap_needed_rows (struct md_bitmap *bm);
+void md_bitmap_row_resynced (struct md_bitmap *bm, uint64_t row);
+
+struct md_bitmap_stats {
+  uint64_t chunksize, bits, dirty;
+};
+void md_bitmap_stats (struct md_bitmap *bm, struct md_bitmap_stats *st);
+
+#endif /* RAID_MD_BITMAP_H */
