@@ -82,6 +82,8 @@ EXTRA_DIST += vm/test-vm-nbd-client.sh
 # clean/active across clean and unclean shutdowns.
 TESTS += test-raid-md.sh
 EXTRA_DIST += test-raid-md.sh
+TESTS += test-raid-md-bitmap.sh
+EXTRA_DIST += test-raid-md-bitmap.sh
 EXTRA_DIST += vm/guest-md-check.sh
 TESTS += vm/test-vm-plugin-to-mdadm.sh
 EXTRA_DIST += vm/test-vm-plugin-to-mdadm.sh
