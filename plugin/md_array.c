@@ -214,16 +214,24 @@ load_bitmap (struct array *a, struct md_array *md, const struct md_super *ref)
     .data_offset = ref->data_offset, .size = ref->size, .chunk = ref->chunk,
   };
   const char *why = "bitmap placement not supported (it must start "
-    "4K-aligned after the superblock)";
+    "4K-aligned after the superblock)", *from = NULL;
 
   if (!(ref->feature_map & MD_FEATURE_BITMAP))
     return 0;
   if (ref->bitmap_offset <= 0 ||
       (md->bitmap = md_bitmap_load (a, &place, ref, md->needs_resync,
-                                    &why)) == NULL) {
-    nbdkit_error ("raid: md write-intent bitmap: %s", why);
+                                    &why, &from)) == NULL) {
+    if (from)
+      nbdkit_error ("member %s: md write-intent bitmap: %s", from, why);
+    else
+      nbdkit_error ("raid: md write-intent bitmap: %s", why);
     return -1;
   }
+  if (md->needs_resync)
+    nbdkit_debug ("raid: bitmap: resyncing %" PRIu64 " of %" PRIu64
+                  " rows (%" PRIu64 " dirty regions)",
+                  md_bitmap_needed_rows (md->bitmap), ref->size / ref->chunk,
+                  md_bitmap_needed_regions (md->bitmap));
   return 0;
 }
 

@@ -337,7 +337,8 @@ read_area (struct array *a, uint64_t offset, uint8_t *buf, size_t len)
 
 struct md_bitmap *
 md_bitmap_load (struct array *a, const struct md_bitmap_place *place,
-                const struct md_super *ref, bool dirty, const char **why)
+                const struct md_super *ref, bool dirty, const char **why,
+                const char **from_name)
 {
   struct md_bitmap_super bs;
   struct md_bitmap *bm;
@@ -349,12 +350,14 @@ md_bitmap_load (struct array *a, const struct md_bitmap_place *place,
     *why = "out of memory";
     return NULL;
   }
+  *from_name = NULL;
   from = read_area (a, place->area_offset, page, PAGE);
   if (from == -1) {
     *why = "no member's bitmap could be read";
     free (page);
     return NULL;
   }
+  *from_name = a->members[from]->name;
   if (md_bitmap_super_parse (page, &bs, why) == -1) {
     free (page);
     return NULL;
@@ -617,6 +620,18 @@ md_bitmap_next_needed_row (struct md_bitmap *bm, uint64_t row)
     }
   pthread_mutex_unlock (&bm->lock);
   return r < bm->rows ? r : UINT64_MAX;
+}
+
+uint64_t
+md_bitmap_needed_regions (struct md_bitmap *bm)
+{
+  uint64_t n = 0;
+
+  pthread_mutex_lock (&bm->lock);
+  for (uint64_t b = 0; b < bm->nbits; b++)
+    n += (bm->flags[b] & NEEDED) != 0;
+  pthread_mutex_unlock (&bm->lock);
+  return n;
 }
 
 uint64_t

@@ -25,12 +25,13 @@ struct md_bitmap_place {
 /* Read the bitmap of an assembled array from its first in-sync member and
  * check it against the superblocks.  dirty: the array was not shut down
  * cleanly, so the regions whose bits are set (all of them if the bitmap
- * is stale) need a resync.  Returns NULL with a static message in *why.
+ * is stale) need a resync.  Returns NULL with a static message in *why,
+ * and in *from the name of the member it read (or NULL).
  */
 struct md_bitmap *md_bitmap_load (struct array *a,
                                   const struct md_bitmap_place *place,
                                   const struct md_super *ref, bool dirty,
-                                  const char **why);
+                                  const char **why, const char **from);
 
 /* A new bitmap for create=true, every bit set and needing the initial
  * resync (as mdadm makes them).  Written by the first md_bitmap_events.
@@ -64,6 +65,8 @@ int md_bitmap_events (struct md_bitmap *bm, uint64_t events);
  */
 uint64_t md_bitmap_next_needed_row (struct md_bitmap *bm, uint64_t row);
 uint64_t md_bitmap_needed_rows (struct md_bitmap *bm);
+/* How many regions (bits) need it. */
+uint64_t md_bitmap_needed_regions (struct md_bitmap *bm);
 void md_bitmap_row_resynced (struct md_bitmap *bm, uint64_t row);
 
 struct md_bitmap_stats {
