@@ -88,3 +88,9 @@ EXTRA_DIST += vm/guest-md-check.sh
 TESTS += vm/test-vm-plugin-to-mdadm.sh
 EXTRA_DIST += vm/test-vm-plugin-to-mdadm.sh
 EXTRA_DIST += vm/fill-missing.py
+
+# md write-intent bitmaps between the plugin and Linux md (a guest):
+# mdadm's bitmaps through the plugin, the plugin's through md, and md's
+# bitmap resync after the plugin is killed.
+TESTS += vm/test-vm-bitmap.sh
+EXTRA_DIST += vm/test-vm-bitmap.sh vm/guest-md-bitmap.sh
