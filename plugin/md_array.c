@@ -16,7 +16,8 @@
  * md: before the first write after the array was clean, every working
  * member's superblock is rewritten "active" (resync_offset 0, events + 1);
  * after a flush with no write in flight, and at shutdown, "clean"
- * (resync_offset all ones, events + 1).  An array found active at start-up
+ * (resync_offset all ones, events - 1 if nothing else changed meanwhile,
+ * as md does; see next_events).  An array found active at start-up
  * was not shut down cleanly: its parity is resynchronised by a repairing
  * scrub in the background.  Member failures and replacements are written
  * into dev_roles at the next update.  With a write-intent bitmap
@@ -57,6 +58,10 @@ struct md_array {
                                                       at the last update */
   int states[GEOMETRY_MAX_MEMBERS];
   bool clean;                   /* as the superblocks say */
+  bool written_clean;           /* what the last update wrote */
+  bool roles_changed;           /* dev_roles differ from the last update's */
+  bool can_decrease;            /* the last update only marked it active */
+  uint64_t max_events;          /* the highest event count ever written */
   bool needs_resync;
   struct md_bitmap *bitmap;     /* NULL: the array has none */
   uint64_t writes;              /* in flight; atomic */
@@ -130,6 +135,30 @@ take_geometry (struct array_config *cfg, const struct md_super *ref)
   return 0;
 }
 
+/* A member's superblock is stale if it missed more than one update: like
+ * the kernel and mdadm, one event behind is accepted, since an update that
+ * a crash interrupted leaves some members one event behind the others.
+ */
+static bool
+stale (const struct md_super *s, const struct md_super *ref)
+{
+  return s->events + 1 < ref->events;
+}
+
+/* Role r has no member: whatever dev_number held it is faulty from the
+ * next update on, so that the member, if it comes back after the array
+ * was written without it, is not taken as in sync.
+ */
+static void
+forget_role (struct md_array *md, const struct md_super *ref, int r)
+{
+  for (uint32_t d = 0; d < ref->max_dev; d++)
+    if (ref->dev_roles[d] == r) {
+      md->sb.dev_roles[d] = MD_ROLE_FAULTY;
+      md->roles_changed = true;
+    }
+}
+
 /* Put the members in role order, failing the ones md would not use. */
 static int
 order_members (struct array *a, const struct array_config *cfg,
@@ -148,9 +177,9 @@ order_members (struct array *a, const struct array_config *cfg,
       continue;
     }
     role = s->dev_number < ref->max_dev ? ref->dev_roles[s->dev_number] : -1;
-    if (role >= ref->raid_disks || s->events < ref->events) {
+    if (role >= ref->raid_disks || stale (s, ref)) {
       nbdkit_error ("member %s: %s; not used", cfg->disks[i],
-                    s->events < ref->events ? "its superblock is stale "
+                    stale (s, ref) ? "its superblock is stale "
                     "(it failed or was removed earlier)"
                     : role == MD_ROLE_SPARE ? "it is a spare" : "marked faulty");
       a->retired[a->nretired++] = a->members[i];
@@ -181,6 +210,7 @@ order_members (struct array *a, const struct array_config *cfg,
       if (ordered[r] == NULL)
         return -1;
       md->dev_number[r] = UINT32_MAX;
+      forget_role (md, ref, r);
       nbdkit_debug ("raid: role %d has no member: degraded", r);
     }
     a->members[r] = ordered[r];
@@ -311,10 +341,11 @@ md_array_assemble (struct array *a, struct array_config *cfg,
   if (take_geometry (cfg, ref) == -1)
     goto out;
   md->sb = *ref;
+  md->max_events = ref->events;
   if (order_members (a, cfg, sbs, ref, md) == -1)
     goto out;
   *member_bytes = ref->data_offset + ref->size;
-  md->clean = ref->resync_offset == UINT64_MAX;
+  md->clean = md->written_clean = ref->resync_offset == UINT64_MAX;
   md->needs_resync = !md->clean;
   if (!md->clean && array_failed_members (a) > 0 &&
       array_failed_members (a) <= (ref->level == 6 ? 2 : 1)) {
@@ -359,15 +390,55 @@ md_array_assemble (struct array *a, struct array_config *cfg,
   return r;
 }
 
+static bool
+states_changed (struct array *a, struct md_array *md)
+{
+  for (int i = 0; i < a->nmembers; i++)
+    if (md->written_as[i] != a->members[i] ||
+        md->states[i] != __atomic_load_n (&a->members[i]->state,
+                                          __ATOMIC_ACQUIRE))
+      return true;
+  return false;
+}
+
+/* The event count of the next update.  Like md, an update that only
+ * marks the array clean again right after one that only marked it active
+ * takes the count back down, so that an array going active and clean
+ * over and over keeps two counts, and the bitmap, one ahead, need not be
+ * rewritten each time.  Marking it active again goes one up, to the count
+ * every working member wrote last time (the update that went down reached
+ * them all, or it was repeated counting up).  Any other update counts up
+ * from the highest count ever written, so that a member that missed it is
+ * behind.
+ */
+static bool
+next_events (struct array *a, struct md_array *md, bool clean)
+{
+  bool toggle = !states_changed (a, md) && !md->roles_changed &&
+    clean != md->written_clean;
+  bool down = toggle && clean && md->can_decrease;
+
+  if (down)
+    md->sb.events--;
+  else if (toggle)              /* back up to the count every member had */
+    md->sb.events++;
+  else
+    md->sb.events = md->max_events + 1;
+  if (md->sb.events > md->max_events)
+    md->max_events = md->sb.events;
+  md->can_decrease = toggle && !clean;
+  return down;
+}
+
 /* Write every working member's superblock from md's state; lock held. */
 static int
 update (struct array *a, struct md_array *md, bool clean)
 {
-  struct md_super sb = md->sb;
+  struct md_super sb;
+  bool down = next_events (a, md, clean);
   int r = 0;
 
-  md->sb.events++;
-  sb.events = md->sb.events;
+  sb = md->sb;
   sb.utime = time (NULL);
   sb.resync_offset = clean ? UINT64_MAX : 0;
   sb.max_dev = sb.max_dev < (uint32_t) a->nmembers ? (uint32_t) a->nmembers
@@ -419,19 +490,14 @@ update (struct array *a, struct md_array *md, bool clean)
       r = -1;
     }
   }
-  md->clean = clean;
+  md->clean = md->written_clean = clean;
+  md->roles_changed = false;
+  /* A member that failed now may hold the count before this one, which
+   * went down: count up past both, recording the failure.
+   */
+  if (r == -1 && down)
+    update (a, md, clean);
   return r;
-}
-
-static bool
-states_changed (struct array *a, struct md_array *md)
-{
-  for (int i = 0; i < a->nmembers; i++)
-    if (md->written_as[i] != a->members[i] ||
-        md->states[i] != __atomic_load_n (&a->members[i]->state,
-                                          __ATOMIC_ACQUIRE))
-      return true;
-  return false;
 }
 
 int

@@ -426,9 +426,14 @@ md_bitmap_events (struct md_bitmap *bm, uint64_t events)
   uint64_t target;
 
   pthread_mutex_lock (&bm->lock);
+  if (events <= bm->sb.events) {
+    /* The count went back down (md_array.c's next_events): the bitmap,
+     * one ahead, stays as it is.  Members without it still get it.
+     */
+    pthread_mutex_unlock (&bm->lock);
+    return writeout (bm, 0);
+  }
   bm->sb.events = events;
-  if (bm->sb.events_cleared > events)
-    bm->sb.events_cleared = events;
   bm->page_gen[0] = target = ++bm->gen;
   pthread_mutex_unlock (&bm->lock);
   return writeout (bm, target);
