@@ -19,8 +19,13 @@
  *
  * What a write costs.  A write whose bits are already on disk goes ahead
  * after two counter updates under a mutex.  A write that turned a bit on
- * asks for the image to reach the disk: every working member, then a
- * flush.  Writeouts are serialised, and each takes every page changed so
+ * asks for the image to reach the disk: the changed pages on every working
+ * member, each write durable by itself (FUA: RWF_DSYNC on files, NBD's FUA
+ * flag; a member that cannot gets a flush), in parallel, and without
+ * flushing the member's other dirty data as a flush would.  On members in
+ * a filesystem that is the difference between writing one page and
+ * writing back everything written since the last flush.  Writeouts are
+ * serialised, and each takes every page changed so
  * far, so writers that turned bits on meanwhile share the next writeout
  * (group commit).  Each page records the generation of its last change; a
  * writer waits only until the written generation passes its pages'.  With
@@ -158,18 +163,21 @@ run_ios (struct array *a, struct member_io *ios, size_t n)
   return 0;
 }
 
+/* Flush the working members (only those that cannot make one write
+ * durable, if all = false).
+ */
 static int
-flush_members (struct md_bitmap *bm)
+flush_members (struct md_bitmap *bm, bool all)
 {
   struct array *a = bm->a;
   struct member_io ios[GEOMETRY_MAX_MEMBERS];
   size_t n = 0;
 
   for (int i = 0; i < a->nmembers; i++)
-    if (!member_failed (a->members[i]))
+    if (!member_failed (a->members[i]) && (all || !a->members[i]->can_fua))
       ios[n++] = (struct member_io) { .member = a->members[i],
                                       .op = MEMBER_FLUSH };
-  return run_ios (a, ios, n);
+  return n ? run_ios (a, ios, n) : 0;
 }
 
 /* Queue writes of the staged pages to member m: the whole area if it does
@@ -193,6 +201,7 @@ queue_member (struct md_bitmap *bm, int i, size_t n)
     bm->ios[n++] = (struct member_io) {
       .member = m, .op = MEMBER_WRITE, .buf = bm->staging + p * PAGE,
       .len = (q - p) * PAGE, .offset = bm->place.area_offset + p * PAGE,
+      .fua = m->can_fua,
     };
     p = q;
   }
@@ -243,7 +252,7 @@ writeout (struct md_bitmap *bm, uint64_t target)
       n = queue_member (bm, i, n);
   r = run_ios (a, bm->ios, n);
   if (r == 0)
-    r = flush_members (bm);
+    r = flush_members (bm, false);
   for (int i = 0; i < a->nmembers; i++)
     if (!member_failed (a->members[i]))
       bm->written[i] = a->members[i];
@@ -522,7 +531,7 @@ clearing_pass (struct md_bitmap *bm, bool idle)
   /* The writes under the candidates are durable after this, so their
    * bits may go.  A write that starts meanwhile sets TOUCHED again.
    */
-  flushed = flush_members (bm);
+  flushed = flush_members (bm, true);
   pthread_mutex_lock (&bm->lock);
   for (uint64_t b = 0; b < bm->nbits; b++)
     if (bm->flags[b] & CANDIDATE) {

@@ -38,6 +38,8 @@ struct member_io {
   void *buf;                    /* READ, WRITE */
   uint64_t len;                 /* all but FLUSH */
   uint64_t offset;              /* bytes from the member's start */
+  bool fua;                     /* WRITE: durable when it completes; only
+                                   on members with can_fua */
   int err;                      /* out: 0 or errno */
   uint64_t done;                /* private to the backend */
 };
@@ -67,6 +69,8 @@ struct member {
   char *name;                   /* as the user wrote it, for messages */
   uint64_t size;                /* bytes */
   bool direct;                  /* buffers and offsets must be 4K aligned */
+  bool can_fua;                 /* writes can be made durable one by one
+                                   (member_io.fua), without a whole flush */
   int state;                    /* enum member_state; atomic */
   uint64_t recovery_stripe;     /* REBUILDING: rows below are in sync; atomic */
   void *priv;                   /* the backend's */

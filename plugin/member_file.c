@@ -32,6 +32,11 @@
  * large transfers (full rows, rebuild, scrub) go through the ring, where
  * they really are in flight together.
  *
+ * Durable writes (member_io.fua; the write-intent bitmap's) carry
+ * RWF_DSYNC, so that only the written range is made durable, not every
+ * dirty page of the member as fdatasync would.  A batch with more than one
+ * of them goes through the ring, so that the members' flushes overlap.
+ *
  * PUNCH and ZERO are fallocate(2) calls made directly: they are rare, and
  * their fallbacks (EOPNOTSUPP) are decided by the caller.
  */
@@ -47,6 +52,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <liburing.h>
@@ -146,6 +152,8 @@ prep (struct io_uring_sqe *sqe, struct member_io *io)
     break;
   case MEMBER_WRITE:
     io_uring_prep_write (sqe, fd_of (io), buf, len, off);
+    if (io->fua)
+      sqe->rw_flags = RWF_DSYNC;
     break;
   default:                      /* MEMBER_FLUSH */
     io_uring_prep_fsync (sqe, fd_of (io), IORING_FSYNC_DATASYNC);
@@ -217,9 +225,9 @@ sync_io (struct member_io *io)
   while (io->done < io->len) {
     uint8_t *buf = (uint8_t *) io->buf + io->done;
     uint64_t off = io->offset + io->done;
-    ssize_t r = io->op == MEMBER_READ
-      ? pread (fd, buf, io->len - io->done, off)
-      : pwrite (fd, buf, io->len - io->done, off);
+    struct iovec iov = { .iov_base = buf, .iov_len = io->len - io->done };
+    ssize_t r = io->op == MEMBER_READ ? pread (fd, buf, iov.iov_len, off)
+      : pwritev2 (fd, &iov, 1, off, io->fua ? RWF_DSYNC : 0);
 
     if (r == -1 && errno != EINTR && errno != EAGAIN) {
       io->err = errno;
@@ -241,7 +249,7 @@ sync_batch (struct member_io **ios, size_t n)
   if (n == 1)
     return true;
   for (size_t i = 0; i < n; i++)
-    if (ios[i]->member->direct || ios[i]->len > SYNC_MAX_LEN)
+    if (ios[i]->member->direct || ios[i]->len > SYNC_MAX_LEN || ios[i]->fua)
       return false;
   return true;
 }
@@ -375,6 +383,7 @@ member_file_open (const char *path, bool direct)
   f->ino = S_ISBLK (st.st_mode) ? 0 : st.st_ino;
   m->ops = &file_ops;
   m->direct = direct;
+  m->can_fua = true;            /* RWF_DSYNC: Linux 4.7 */
   m->priv = f;
   return m;
 

@@ -215,7 +215,8 @@ issue (struct nbd_handle *h, struct member_io *io, uint64_t *sent)
   case MEMBER_READ:
     return nbd_aio_pread (h, buf, len, off, NBD_NULL_COMPLETION, 0);
   case MEMBER_WRITE:
-    return nbd_aio_pwrite (h, buf, len, off, NBD_NULL_COMPLETION, 0);
+    return nbd_aio_pwrite (h, buf, len, off, NBD_NULL_COMPLETION,
+                           io->fua ? LIBNBD_CMD_FLAG_FUA : 0);
   case MEMBER_FLUSH:
     *sent = 1;
     return nbd_aio_flush (h, NBD_NULL_COMPLETION, 0);
@@ -492,6 +493,7 @@ member_nbd_open (const char *uri)
   nm->id = next_id++;
   nm->multi_conn = nbd_can_multi_conn (h) == 1;
   nm->can_zero = nbd_can_zero (h) == 1;
+  m->can_fua = nbd_can_fua (h) == 1;
   pthread_mutex_init (&nm->lock, NULL);
   pthread_mutex_init (&nm->backoff_lock, NULL);
   nbd_close (h);
