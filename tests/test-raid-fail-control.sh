@@ -16,10 +16,7 @@ requires_python_module nbd
 requires md5sum
 
 ctl_tool=$top_srcdir/tools/nbdkit-raid-ctl
-if ! nbdkit "$RAID_PLUGIN" --dump-plugin | grep -q '^raid_control=yes$'; then
-    echo "$0: SKIP: this plugin has no control socket (raid_control=yes)"
-    exit 77
-fi
+requires_plugin_feature 'raid_control=yes$' 'control socket'
 if [ ! -f "$ctl_tool" ]; then
     echo "$0: SKIP: $ctl_tool is missing"
     exit 77

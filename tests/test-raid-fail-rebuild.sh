@@ -22,10 +22,7 @@
 
 source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
 requires_python_module nbd
-if ! nbdkit "$RAID_PLUGIN" --dump-plugin | grep -q '^raid_control=yes$'; then
-    echo "$0: SKIP: this plugin has no control socket (raid_control=yes)"
-    exit 77
-fi
+requires_plugin_feature 'raid_control=yes$' 'control socket'
 requires_nbdkit_filter error
 test_seed
 

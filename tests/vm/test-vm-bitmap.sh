@@ -48,10 +48,7 @@
 source "$(dirname "$0")/../functions.sh"
 source "$(dirname "$0")/common.sh"
 requires nbdsh
-if ! nbdkit "$RAID_PLUGIN" --dump-plugin | grep -q '^raid_bitmap=internal'; then
-    echo "$0: SKIP: the plugin has no md write-intent bitmap (no raid_bitmap=internal)"
-    exit 77
-fi
+requires_plugin_feature 'raid_bitmap=internal' 'md write-intent bitmap'
 vm_setup
 
 start=$(date +%s)

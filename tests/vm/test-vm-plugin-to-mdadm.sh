@@ -15,10 +15,7 @@
 source "$(dirname "$0")/../functions.sh"
 source "$(dirname "$0")/common.sh"
 requires nbdsh
-if ! nbdkit "$RAID_PLUGIN" --dump-plugin | grep -q '^raid_metadata=.*md'; then
-    echo "$0: SKIP: the plugin does not write md superblocks (no raid_metadata=md)"
-    exit 77
-fi
+requires_plugin_feature 'raid_metadata=.*md' 'md superblocks'
 vm_setup
 
 start=$(date +%s)
