@@ -635,7 +635,9 @@ md_array_close (struct array *a)
 
 /* A new internal bitmap 8 KiB from the member's start, as mdadm places
  * it: 4 KiB after the superblock.  Its chunk, unless given, is mdadm's
- * default: 64 MiB, doubled until the bitmap takes at most 128 KiB.
+ * default: 64 MiB, doubled until the bitmap takes at most 128 KiB.  If
+ * data-offset leaves no room for it, the array has none, unless one was
+ * asked for.
  */
 #define BITMAP_AREA_OFFSET 8192
 #define BITMAP_DEFAULT_CHUNK (64 * 1024 * 1024)
@@ -656,6 +658,10 @@ create_bitmap (struct array *a, struct md_array *md,
   const char *why;
 
   if (sb->data_offset < BITMAP_AREA_OFFSET + 4096) {
+    if (!cfg->set_bitmap) {     /* only the default: go without, as mdadm */
+      nbdkit_debug ("raid: create: no room for a bitmap before data-offset");
+      return 0;
+    }
     nbdkit_error ("create=true: data-offset leaves no room for a write-intent "
                   "bitmap (give a bigger data-offset, or bitmap=none)");
     return -1;

@@ -53,7 +53,9 @@ _cleanup ()
         kill -9 "$pid" 2>/dev/null
         wait "$pid" 2>/dev/null
     done
-    if [ -n "$tmpdir" ] && [ -d "$tmpdir" ]; then
+    if [ -n "${RAID_TEST_KEEP:-}" ]; then
+        echo "$0: RAID_TEST_KEEP: the files are in $tmpdir" >&2
+    elif [ -n "$tmpdir" ] && [ -d "$tmpdir" ]; then
         chmod -R u+rwx "$tmpdir" 2>/dev/null
         rm -rf "$tmpdir"
     fi
