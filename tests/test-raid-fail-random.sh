@@ -47,7 +47,11 @@ class Run:
     def __init__(self, hz, level, n, rng, tag, md):
         self.hz, self.level, self.n, self.rng, self.tag = hz, level, n, rng, tag
         self.md = md
-        self.doff = 8 * K if md else 0
+        # Half the md arrays get a write-intent bitmap (room for it before
+        # the data, small bits, quick clearing), so that kills and restarts
+        # go through its resync too.
+        self.bitmap = md and rng.random() < 0.5
+        self.doff = (64 * K if self.bitmap else 8 * K) if md else 0
         self.starts = 0
         self.tol = 2 if level == 6 else 1
         self.chunk = rng.choice([4 * K, 8 * K, 16 * K])
@@ -66,7 +70,8 @@ class Run:
         self.model = ["in_sync"] * n
         self.what = "RAID-%d %s, %d members, chunk %d, rebuild-rate %s, %s" % (
             level, self.layout, n, self.chunk, self.rate or "unlimited",
-            "md superblocks" if md else "raw")
+            ("md superblocks and bitmap" if self.bitmap else "md superblocks")
+            if md else "raw")
         self.start()
         self.shadow = rf.fill(self.arr.h, rng)
 
@@ -79,6 +84,8 @@ class Run:
             params.append("rebuild-rate=" + self.rate)
         if self.md and self.starts == 0:
             params.append("create=true")
+            if self.bitmap:
+                params += ["bitmap-chunk=16K", "bitmap-delay=1"]
         ms = []
         for i, m in enumerate(self.members):
             if self.model[i] != "failed":
