@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Description: the plugin under valgrind: random writes, zeroes and reads
-# on a healthy RAID-6, then degraded reads and a rebuild, with memcheck
+# on a healthy RAID-6, then degraded reads and a rebuild, and an md RAID-5
+# with a write-intent bitmap created, written and assembled again, with memcheck
 # failing the run on any invalid access or use of uninitialised memory.
 # (Leaks are checked in the unit tests; nbdkit itself keeps some memory
 # until exit, so they are not counted here.)  Run by make check-valgrind.
@@ -44,6 +45,14 @@ $vg nbdkit -f -U - "$RAID_PLUGIN" level=6 chunk=4K "${members[@]}" \
 # shellcheck disable=SC2086
 $vg nbdkit -f -U - "$RAID_PLUGIN" level=6 chunk=4K missing "${members[1]}" \
   missing "${members[3]}" \
+  --run 'nbdsh -u "$uri" -c "exec(open(\"'"$tmpdir"'/check.py\").read())"'
+# md superblocks and a write-intent bitmap: create, write (bits set and,
+# during the pause, cleared by the bitmap's thread), then assemble again.
+make_members 4 2M md
+$vg nbdkit -f -U - "$RAID_PLUGIN" create=true level=5 chunk=4K \
+  data-offset=64K bitmap-chunk=4K bitmap-delay=1 "${members[@]}" \
+  --run 'nbdsh -u "$uri" -c "exec(open(\"'"$tmpdir"'/work.py\").read())" && sleep 3'
+$vg nbdkit -f -U - "$RAID_PLUGIN" "${members[@]}" \
   --run 'nbdsh -u "$uri" -c "exec(open(\"'"$tmpdir"'/check.py\").read())"'
 if grep -l "^==[0-9]*== [A-Z]" "$tmpdir"/vg.* >/dev/null 2>&1; then
   cat "$tmpdir"/vg.*
