@@ -63,6 +63,8 @@ struct md_array {
   bool can_decrease;            /* the last update only marked it active */
   uint64_t max_events;          /* the highest event count ever written */
   bool needs_resync;
+  uint64_t resync_done;         /* no bitmap: rows below are resynced; atomic */
+  uint64_t checkpoint;          /* resync_offset an active update writes */
   struct md_bitmap *bitmap;     /* NULL: the array has none */
   uint64_t writes;              /* in flight; atomic */
 };
@@ -370,6 +372,13 @@ md_array_assemble (struct array *a, struct array_config *cfg,
                   " rows, whose parity will be resynchronised in the "
                   "background", md_bitmap_needed_rows (md->bitmap),
                   ref->size / ref->chunk);
+  else if (md->needs_resync && ref->resync_offset != 0) {
+    /* A resync stopped cleanly half way (md's checkpoint). */
+    md->resync_done = ref->resync_offset * 512 / ref->chunk;
+    nbdkit_error ("raid: the array's resync stopped at row %" PRIu64 " of %"
+                  PRIu64 ": it goes on from there in the background",
+                  md->resync_done, ref->size / ref->chunk);
+  }
   else if (md->needs_resync)
     nbdkit_error ("raid: the array was not shut down cleanly: its parity "
                   "will be resynchronised in the background");
@@ -440,7 +449,7 @@ update (struct array *a, struct md_array *md, bool clean)
 
   sb = md->sb;
   sb.utime = time (NULL);
-  sb.resync_offset = clean ? UINT64_MAX : 0;
+  sb.resync_offset = clean ? UINT64_MAX : md->checkpoint;
   sb.max_dev = sb.max_dev < (uint32_t) a->nmembers ? (uint32_t) a->nmembers
     : sb.max_dev;
   for (int i = 0; i < a->nmembers; i++) {
@@ -585,18 +594,29 @@ md_array_needs_resync (const struct array *a)
   return a->md && a->md->needs_resync;
 }
 
+/* Without a bitmap the resync goes over the rows in order, from where a
+ * clean stop left it (resync_done), and a clean stop records how far it
+ * got (md_array_close).
+ */
 uint64_t
 md_array_resync_next_row (struct array *a, uint64_t row)
 {
-  return a->md && a->md->bitmap
-    ? md_bitmap_next_needed_row (a->md->bitmap, row) : row;
+  uint64_t done;
+
+  if (a->md == NULL)
+    return row;
+  if (a->md->bitmap)
+    return md_bitmap_next_needed_row (a->md->bitmap, row);
+  done = __atomic_load_n (&a->md->resync_done, __ATOMIC_ACQUIRE);
+  return row < done ? done : row;
 }
 
 uint64_t
 md_array_resync_rows (struct array *a)
 {
-  return a->md && a->md->bitmap
-    ? md_bitmap_needed_rows (a->md->bitmap) : a->g.stripes;
+  if (a->md && a->md->bitmap)
+    return md_bitmap_needed_rows (a->md->bitmap);
+  return a->g.stripes - (a->md ? a->md->resync_done : 0);
 }
 
 void
@@ -604,6 +624,27 @@ md_array_row_resynced (struct array *a, uint64_t row)
 {
   if (a->md && a->md->bitmap)
     md_bitmap_row_resynced (a->md->bitmap, row);
+  else if (a->md)
+    __atomic_store_n (&a->md->resync_done, row + 1, __ATOMIC_RELEASE);
+}
+
+/* Stopping while the resync of an array without a bitmap is under way:
+ * record how far it got, as md does in resync_offset, so that the next
+ * start goes on from there.
+ */
+static void
+checkpoint_resync (struct array *a, struct md_array *md)
+{
+  uint64_t done = __atomic_load_n (&md->resync_done, __ATOMIC_ACQUIRE);
+
+  if (!md->needs_resync || md->bitmap || done == 0 ||
+      __atomic_load_n (&md->writes, __ATOMIC_ACQUIRE) != 0)
+    return;
+  pthread_mutex_lock (&md->lock);
+  md->checkpoint = done * a->g.chunk / 512;
+  update (a, md, false);
+  pthread_mutex_unlock (&md->lock);
+  nbdkit_debug ("raid: resync stopped at row %" PRIu64 " (recorded)", done);
 }
 
 bool
@@ -627,6 +668,7 @@ md_array_close (struct array *a)
   if (a->md == NULL)
     return;
   array_flush (a);              /* marks it clean */
+  checkpoint_resync (a, a->md);  /* unless a resync was under way */
   md_bitmap_close (a->md->bitmap);      /* and clears the bits */
   pthread_mutex_destroy (&a->md->lock);
   free (a->md);

@@ -241,7 +241,8 @@ raid_config_complete (void)
   "member-timeout=SECONDS  Fail an NBD member's requests after this (default 30).\n" \
   "control=PATH            Unix socket for nbdkit-raid-ctl (status, fail,\n" \
   "                        replace, scrub).\n" \
-  "rebuild-rate=SIZE       Cap on rebuild writes per second (default: none).\n" \
+  "rebuild-rate=SIZE       Cap on rebuild and resync bytes per second\n" \
+  "                        (default: none).\n" \
   "metadata=auto|md|none   md v1.2 superblocks: use if present (default),\n" \
   "                        require, or ignore (raw mode).\n" \
   "create=true             Write fresh md superblocks (force=true: overwrite).\n" \

@@ -187,6 +187,8 @@ scrub (struct array *a)
     if (res.bad_data_member >= 0)
       record_bad_data (a, s, res.bad_data_member);
     __atomic_fetch_add (&a->job.rows_done, 1, __ATOMIC_RELEASE);
+    if (a->job.resync)          /* md's sync speed limit: rebuild-rate */
+      throttle (a, a->job.rows_done * a->g.chunk, a->job.start);
   }
   a->job.scrub_finished = !stopping (a) && s >= a->g.stripes;
   if (a->job.scrub_finished && a->job.repair)

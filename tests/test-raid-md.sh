@@ -14,6 +14,8 @@
 #   (d) clean/active: clean (resync_offset all ones, events up) after a
 #       flush and after a clean exit; active (resync_offset 0) while
 #       written; after SIGKILL the next start says so and serves the data.
+#   (e) a resync stopped cleanly half way is recorded in resync_offset
+#       and goes on from there at the next start.
 #
 # Superblock fields are read and changed by a small Python tool written
 # below (sbtool.py), independent of the plugin.
@@ -471,6 +473,42 @@ else
 fi
 raidcheck --level 5 --chunk $chunk --data-offset 1048576 "$tmpdir"/x[0-3] ||
     fail "(d) parity after the resync"
+
+# --- (e) a resync stopped cleanly goes on where it stopped ---------------
+# An array without a bitmap, its resync slowed down by rebuild-rate (md's
+# sync_speed_max), stopped (SIGTERM) half way: the superblocks record how
+# far it got in resync_offset, as md does; the next start resyncs only the
+# rest, and ends clean with good parity.
+make_members 4 "$size" e
+ctl=$tmpdir/e.ctl
+status () { python3 "$top_srcdir/tools/nbdkit-raid-ctl" "$ctl" status; }
+field () { python3 -c "import json,sys; s=json.load(sys.stdin)['scrub']; print(s['$1'])"; }
+start_nbdkit "$tmpdir/e.sock" create=true bitmap=none level=5 chunk=$chunk \
+    rebuild-rate=1M control="$ctl" "${members[@]}" 2> "$tmpdir/e.log"
+sleep 1.5
+done1=$(status | field done)
+kill -TERM "${_bg_pids[-1]}"
+wait "${_bg_pids[-1]}" 2>/dev/null || :
+rows=$(( 4 * 1024 * 1024 / (64 * 1024) - 16 ))     # 4M members, 1M data offset
+read -r resync events <<< "$(sb get "${members[0]}" resync_offset events)"
+if ! [ "$resync" -gt 0 ] 2>/dev/null || [ "$resync" = $clean ] ||
+        [ $(( resync * 512 )) -lt "$done1" ]; then
+    fail "(e) stopped at $done1 bytes of each member: resync_offset $resync"
+fi
+start_nbdkit "$tmpdir/e.sock" control="$ctl" "${members[@]}" 2> "$tmpdir/e.log"
+total=$(status | field total)
+[ "$total" = $(( rows * 64 * 1024 - resync * 512 )) ] ||
+    fail "(e) the second resync goes over $total bytes, not the $(( rows * 64 * 1024 - resync * 512 )) left"
+grep -q "resync stopped at row" "$tmpdir/e.log" ||
+    fail "(e) the second start did not say where the resync stopped"
+python3 "$top_srcdir/tools/nbdkit-raid-ctl" "$ctl" wait 60 > /dev/null ||
+    fail "(e) the second resync did not end"
+sh "$tmpdir/wait-clean.sh" "${members[0]}" || fail "(e) not clean after the resync"
+kill -TERM "${_bg_pids[-1]}"
+wait "${_bg_pids[-1]}" 2>/dev/null || :
+raidcheck --level 5 --chunk $chunk --data-offset 1048576 "${members[@]}" ||
+    fail "(e) parity after two halves of a resync"
+echo "ok: (e) resync stopped at $(( resync * 512 )) of $(( rows * 64 * 1024 )) bytes, went on from there (${SECONDS}s)"
 
 if [ $failures -gt 0 ]; then
     echo "$0: FAIL: $failures failure(s) (${SECONDS}s)"
