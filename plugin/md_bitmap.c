@@ -181,14 +181,18 @@ flush_members (struct md_bitmap *bm, bool all)
 }
 
 /* Queue writes of the staged pages to member m: the whole area if it does
- * not hold it yet, else each run of pages in this writeout.
+ * not hold it yet, else each run of pages in this writeout.  A member that
+ * came in after the pages were staged (all: every page was) waits for the
+ * next writeout.
  */
 static size_t
-queue_member (struct md_bitmap *bm, int i, size_t n)
+queue_member (struct md_bitmap *bm, int i, struct member *m, size_t n,
+              bool all)
 {
-  struct member *m = bm->a->members[i];
   bool whole = bm->written[i] != m;
 
+  if (whole && !all)
+    return n;
   for (size_t p = 0; p < bm->npages; ) {
     size_t q = p;
 
@@ -230,6 +234,7 @@ static int
 writeout (struct md_bitmap *bm, uint64_t target)
 {
   struct array *a = bm->a;
+  struct member *members[GEOMETRY_MAX_MEMBERS];
   bool all = false;
   uint64_t g;
   size_t n = 0;
@@ -247,15 +252,17 @@ writeout (struct md_bitmap *bm, uint64_t target)
   g = stage (bm, all);
   pthread_mutex_unlock (&bm->lock);
 
-  for (int i = 0; i < a->nmembers; i++)
-    if (!member_failed (a->members[i]))
-      n = queue_member (bm, i, n);
+  for (int i = 0; i < a->nmembers; i++) {
+    members[i] = __atomic_load_n (&a->members[i], __ATOMIC_ACQUIRE);
+    if (!member_failed (members[i]))
+      n = queue_member (bm, i, members[i], n, all);
+  }
   r = run_ios (a, bm->ios, n);
   if (r == 0)
     r = flush_members (bm, false);
   for (int i = 0; i < a->nmembers; i++)
-    if (!member_failed (a->members[i]))
-      bm->written[i] = a->members[i];
+    if (!member_failed (members[i]) && (all || bm->written[i] == members[i]))
+      bm->written[i] = members[i];
 
   pthread_mutex_lock (&bm->lock);
   if (g > bm->disk_gen)
