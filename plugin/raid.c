@@ -32,7 +32,7 @@ static struct array_config cfg = {
   .cache_bytes = DEFAULT_CACHE,
 };
 static const char *parity_impl;
-static const char *control_path;
+static char *control_path;      /* absolute: nbdkit may chdir ("/") */
 static struct array *array;
 
 static void
@@ -40,6 +40,7 @@ raid_unload (void)
 {
   control_stop ();
   array_close (array);
+  free (control_path);
 }
 
 /* Threads do not survive nbdkit's fork into the background, so the control
@@ -165,8 +166,12 @@ raid_config (const char *key, const char *value)
     return parse_size_param (key, value, &cfg.cache_bytes);
   else if (strcmp (key, "rebuild-rate") == 0)
     return parse_size_param (key, value, &cfg.rebuild_rate);
-  else if (strcmp (key, "control") == 0)
-    control_path = value;
+  else if (strcmp (key, "control") == 0) {
+    free (control_path);
+    control_path = nbdkit_absolute_path (value);
+    if (control_path == NULL)
+      return -1;
+  }
   else if (strcmp (key, "direct") == 0) {
     int r = nbdkit_parse_bool (value);
 
