@@ -74,6 +74,13 @@ class Run:
             if md else "raw")
         self.start()
         self.shadow = rf.fill(self.arr.h, rng)
+        if md:
+            # As with md, a new array's first resync must end before members
+            # may fail: if it cannot finish, the array stays unclean, and an
+            # unclean degraded array is refused at the next start.
+            st = self.ctl.wait_idle(60)
+            assert st["scrub"]["resync"] and st["scrub"]["finished"], \
+                "the initial resync did not finish: %s" % st["scrub"]
 
     def note(self, s):
         self.history.append("op %d: %s" % (self.op, s))
