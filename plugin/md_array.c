@@ -259,11 +259,6 @@ load_bitmap (struct array *a, struct md_array *md, const struct md_super *ref)
       nbdkit_error ("raid: md write-intent bitmap: %s", why);
     return -1;
   }
-  if (md->needs_resync)
-    nbdkit_debug ("raid: bitmap: resyncing %" PRIu64 " of %" PRIu64
-                  " rows (%" PRIu64 " dirty regions)",
-                  md_bitmap_needed_rows (md->bitmap), ref->size / ref->chunk,
-                  md_bitmap_needed_regions (md->bitmap));
   return 0;
 }
 
@@ -366,12 +361,18 @@ md_array_assemble (struct array *a, struct array_config *cfg,
   }
   if (load_bitmap (a, md, ref) == -1)
     goto out;
-  if (md->needs_resync && md->bitmap)
+  if (md->needs_resync && md->bitmap) {
+    uint64_t rows = md_bitmap_needed_rows (md->bitmap);
+
     nbdkit_error ("raid: the array was not shut down cleanly: the "
                   "write-intent bitmap marks %" PRIu64 " of %" PRIu64
                   " rows, whose parity will be resynchronised in the "
-                  "background", md_bitmap_needed_rows (md->bitmap),
-                  ref->size / ref->chunk);
+                  "background", rows, ref->size / ref->chunk);
+    nbdkit_debug ("raid: bitmap: resyncing %" PRIu64 " of %" PRIu64
+                  " rows (%" PRIu64 " dirty regions)", rows,
+                  ref->size / ref->chunk,
+                  md_bitmap_needed_regions (md->bitmap));
+  }
   else if (md->needs_resync && ref->resync_offset != 0) {
     /* A resync stopped cleanly half way (md's checkpoint). */
     md->resync_done = ref->resync_offset * 512 / ref->chunk;

@@ -139,11 +139,7 @@ row_bits (const struct md_bitmap *bm, uint64_t first, uint64_t end,
 static bool
 healthy (const struct array *a)
 {
-  for (int i = 0; i < a->nmembers; i++)
-    if (__atomic_load_n (&a->members[i]->state, __ATOMIC_ACQUIRE) !=
-        MEMBER_IN_SYNC)
-      return false;
-  return true;
+  return array_failed_members (a) == 0 && array_rebuilding_member (a) < 0;
 }
 
 /* Run ios[0..n), fail the members whose requests failed, and say whether
