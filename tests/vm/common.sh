@@ -18,6 +18,10 @@
 #   vm_results_disk NAME  the scratch disk the guest's /out is tarred onto
 #   vm_results NAME DIR   unpack it into DIR
 #   vm_result NAME        0 if the console says "RAIDVM: RESULT PASS"
+#   bad MESSAGE           print FAIL: MESSAGE and count it ($failures):
+#                         a test goes on to check every array
+#   vm_elapsed            seconds since vm_setup, as "N s"
+#   vm_finish             the total line; fails if bad was ever called
 #
 # Acceleration: TCG (-accel tcg -cpu max) unless VM_ACCEL=kvm: on these
 # machines nested KVM aborts.  No network unless a test adds one; when
@@ -50,6 +54,17 @@ vm_setup ()
         exit 77
     }
     PATGEN=$GUEST/patgen
+    vm_start=$(date +%s)
+}
+
+failures=0
+bad () { echo "FAIL: $*"; failures=$((failures + 1)); }
+vm_elapsed () { echo "$(( $(date +%s) - vm_start )) s"; }
+
+vm_finish ()
+{
+    echo "total: $(vm_elapsed), $failures failures"
+    [ "$failures" -eq 0 ]
 }
 
 vm_initrd ()

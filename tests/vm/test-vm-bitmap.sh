@@ -51,12 +51,8 @@ requires nbdsh
 requires_plugin_feature 'raid_bitmap=internal' 'md write-intent bitmap'
 vm_setup
 
-start=$(date +%s)
 MEMBER_SIZE=${MEMBER_SIZE:-8M}
 CTL=$top_srcdir/tools/nbdkit-raid-ctl
-failures=0
-bad () { echo "FAIL: $*"; failures=$((failures + 1)); }
-elapsed () { echo "$(( $(date +%s) - start )) s"; }
 
 # The nbdsh side, by $ACT.  W: the writes file ("SEED FIRST N" lines,
 # appended).  Patterns come from patgen, like the guest's.
@@ -225,7 +221,7 @@ run_vm mk "$tmpdir/initrd-mk" "${vm_args[@]}"
 vm_args=(); _vm_ndisk=0
 if vm_results mk "$tmpdir/mk" && vm_result mk; then
     grep -a -E 'RAIDVM: (ok|FAIL)|bitmap:' "$tmpdir/mk.console" | tr -d '\r'
-    echo "== (a) mdadm's arrays made ($(elapsed))"
+    echo "== (a) mdadm's arrays made ($(vm_elapsed))"
     while read -r name level n chunk bchunk; do
         [ -n "$name" ] || continue
         sectors=$(cat "$tmpdir/mk/$name-size.txt")
@@ -256,7 +252,7 @@ if vm_results mk "$tmpdir/mk" && vm_result mk; then
 else
     bad "(a) the guest that creates arrays with mdadm"
 fi
-echo "== (a) host side done ($(elapsed))"
+echo "== (a) host side done ($(vm_elapsed))"
 
 # --- (b) the plugin creates arrays with bitmaps -----------------------------
 # NAME LEVEL N CHUNK_KIB BITMAP_ARG EXPECTED_CHUNK (spec: default 64M)
@@ -284,7 +280,7 @@ while read -r name level n chunk barg bc; do
     writes_files+=("$w")
     for (( i = 0; i < n; i++ )); do vm_disk "$name-d$i" "${members[i]}"; done
 done <<< "$b_arrays"
-echo "== (b) done ($(elapsed))"
+echo "== (b) done ($(vm_elapsed))"
 
 # --- (c) unclean: SIGKILL with dirty bits -----------------------------------
 # NAME LEVEL N CHUNK_KIB
@@ -371,7 +367,7 @@ with open(sys.argv[1], "r+b") as f:
         fi
     fi
 done <<< "$c_arrays"
-echo "== (c) done ($(elapsed))"
+echo "== (c) done ($(vm_elapsed))"
 
 # --- second boot: md checks them all ----------------------------------------
 cat "$check_lines"
@@ -387,5 +383,4 @@ vm_result check || failures=$((failures + 1))
 grep -a -E 'RAIDVM: (ok|FAIL)|RAIDVM: .*(refused|after assembly|state at)' "$tmpdir/check.console" |
     tr -d '\r' || true
 
-echo "total: $(elapsed), $failures failures"
-[ "$failures" -eq 0 ]
+vm_finish

@@ -25,7 +25,6 @@ source "$(dirname "$0")/common.sh"
 requires nbdsh awk shuf
 vm_setup
 
-start=$(date +%s)
 # NAME LEVEL N CHUNK_KIB LAYOUT FAIL_ROLE  (create order is shuffled below)
 arrays="
 r5a 5 3 64 left-symmetric -
@@ -57,7 +56,7 @@ vm_initrd "$tmpdir/initrd" "$vm_dir/guest-md-create.sh" "$tmpdir/arrays.txt"
 run_vm md "$tmpdir/initrd" "${vm_args[@]}"
 vm_results md "$tmpdir/out" || exit 1
 vm_result md || exit 1
-echo "guest: $(( $(date +%s) - start )) s"
+echo "guest: $(vm_elapsed)"
 
 have_metadata=
 if nbdkit "$RAID_PLUGIN" --dump-plugin | grep -q '^raid_metadata=.*md'; then
@@ -93,8 +92,6 @@ with open(os.environ[\"OUT\"], \"wb\") as f:
 "'
 }
 
-failures=0
-bad () { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 while read -r name level n chunk layout failrole order; do
     echo "== $name: RAID-$level, $n members, chunk ${chunk}K, $layout, create order $order, failed role $failrole"
@@ -196,5 +193,4 @@ while read -r name level n chunk layout failrole order; do
 done < "$tmpdir/arrays.txt"
 
 [ -n "$have_metadata" ] || echo "note: the plugin does not read md superblocks yet; raw mode only"
-echo "total: $(( $(date +%s) - start )) s, $failures failures"
-[ "$failures" -eq 0 ]
+vm_finish

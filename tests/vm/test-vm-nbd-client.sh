@@ -19,7 +19,6 @@ source "$(dirname "$0")/common.sh"
 requires nbdsh e2fsck debugfs sha256sum
 vm_setup
 
-start=$(date +%s)
 MEMBER_SIZE=${MEMBER_SIZE:-32M}
 CHUNK=64K
 geometry=(level=6 chunk=$CHUNK layout=left-symmetric)
@@ -73,14 +72,12 @@ vm_initrd "$tmpdir/initrd" "$vm_dir/guest-nbd.sh" "$tmpdir/exports.txt"
 run_vm nbd "$tmpdir/initrd" "${vm_args[@]}"
 vm_results nbd "$tmpdir/out" || exit 1
 vm_result nbd || exit 1
-echo "guest: $(( $(date +%s) - start )) s"
+echo "guest: $(vm_elapsed)"
 
 # Stop the servers: everything is on the files now.
 for pid in "${_bg_pids[@]}"; do kill "$pid" 2>/dev/null || true; done
 for pid in "${_bg_pids[@]}"; do wait "$pid" 2>/dev/null || true; done
 
-failures=0
-bad () { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 # check_fs NAME IMAGE: e2fsck -fn, then every file's checksum.
 check_fs ()
@@ -135,5 +132,4 @@ with open(os.environ[\"OUT\"], \"wb\") as f:
 check_fs degraded "$tmpdir/deg.img"
 rm -f "$tmpdir/deg.img"
 
-echo "total: $(( $(date +%s) - start )) s, $failures failures"
-[ "$failures" -eq 0 ]
+vm_finish

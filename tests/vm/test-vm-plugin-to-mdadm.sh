@@ -18,7 +18,6 @@ requires nbdsh
 requires_plugin_feature 'raid_metadata=.*md' 'md superblocks'
 vm_setup
 
-start=$(date +%s)
 MEMBER_SIZE=${MEMBER_SIZE:-12M}
 # NAME N LEVEL LAYOUT CHUNK_KIB [DATA_OFFSET]
 arrays="
@@ -27,8 +26,6 @@ p5b 3 5 right-asymmetric 512 2M
 p6a 5 6 left-asymmetric 64
 p6b 6 6 right-symmetric 512
 "
-failures=0
-bad () { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 : > "$tmpdir/arrays.txt"
 while read -r name n level layout chunk doff; do
@@ -162,5 +159,4 @@ vm_results check "$tmpdir/out" || true
 vm_result check || failures=$((failures + 1))
 grep -a -E 'RAIDVM: (ok|FAIL)' "$tmpdir/check.console" | tr -d '\r' || true
 
-echo "total: $(( $(date +%s) - start )) s, $failures failures"
-[ "$failures" -eq 0 ]
+vm_finish
