@@ -6,10 +6,9 @@
  * connection.  Replies are "ok", "error: WHY", or for status one JSON
  * object; nbdkit-raid-ctl(1) is the command-line client.
  *
- *   status                     array, members, rebuild and scrub progress
- *   fail N                     mark member N failed
- *   replace N PATH|URI         rebuild a failed member N onto a new member
- *   scrub check|repair|stop    verify (and fix) parity in the background
+ *   status, fail N, replace N PATH|URI, scrub check|repair|stop
+ *
+ * (the language is control_command.c's).
  *
  * One thread accepts and serves connections one at a time; every command
  * is short (the long work runs in rebuild.c's job thread), so a slow
@@ -33,6 +32,7 @@
 
 #include "array.h"
 #include "control.h"
+#include "control_command.h"
 
 static int listen_fd = -1;
 static pthread_t thread;
@@ -48,53 +48,37 @@ reply_ok (FILE *f, int r, const char *why)
     fprintf (f, "error: %s\n", why);
 }
 
-/* A member index: digits only, or -1. */
-static int
-parse_index (const char *s)
-{
-  char *end;
-  long v;
-
-  if (*s < '0' || *s > '9')
-    return -1;
-  errno = 0;
-  v = strtol (s, &end, 10);
-  return *end || errno || v > 65535 ? -1 : (int) v;
-}
-
 static void
 command (struct array *a, char *line, FILE *f)
 {
-  char *words[4] = { NULL }, *save = NULL, *why = NULL;
-  int n = 0, r;
+  struct control_command cmd;
+  const char *perr;
+  char *why = NULL;
+  int r = 0;
 
-  for (char *w = strtok_r (line, " \t\r\n", &save); w && n < 4;
-       w = strtok_r (NULL, " \t\r\n", &save))
-    words[n++] = w;
-
-  if (n == 1 && strcmp (words[0], "status") == 0)
+  if (control_command_parse (line, &cmd, &perr) == -1) {
+    fprintf (f, "error: %s\n", perr);
+    return;
+  }
+  switch (cmd.verb) {
+  case CONTROL_STATUS:
     array_status_json (a, f);
-  else if (n == 2 && strcmp (words[0], "fail") == 0) {
-    r = array_fail_member (a, parse_index (words[1]), &why);
-    reply_ok (f, r, why);
-  }
-  else if (n == 3 && strcmp (words[0], "replace") == 0) {
-    r = array_replace_member (a, parse_index (words[1]), words[2], &why);
-    reply_ok (f, r, why);
-  }
-  else if (n == 2 && strcmp (words[0], "scrub") == 0 &&
-           (strcmp (words[1], "check") == 0 || strcmp (words[1], "repair") == 0)) {
-    r = array_scrub_start (a, words[1][0] == 'r', &why);
-    reply_ok (f, r, why);
-  }
-  else if (n == 2 && strcmp (words[0], "scrub") == 0 &&
-           strcmp (words[1], "stop") == 0) {
+    return;
+  case CONTROL_FAIL:
+    r = array_fail_member (a, cmd.member, &why);
+    break;
+  case CONTROL_REPLACE:
+    r = array_replace_member (a, cmd.member, cmd.path, &why);
+    break;
+  case CONTROL_SCRUB_CHECK:
+  case CONTROL_SCRUB_REPAIR:
+    r = array_scrub_start (a, cmd.verb == CONTROL_SCRUB_REPAIR, &why);
+    break;
+  case CONTROL_SCRUB_STOP:
     array_scrub_stop (a);
-    reply_ok (f, 0, NULL);
+    break;
   }
-  else
-    fprintf (f, "error: unknown command (status, fail N, replace N PATH, "
-             "scrub check|repair|stop)\n");
+  reply_ok (f, r, why);
 }
 
 static void *

@@ -1,0 +1,31 @@
+/* One line of the control socket's protocol, parsed; see
+ * control_command.c.
+ */
+
+#ifndef RAID_CONTROL_COMMAND_H
+#define RAID_CONTROL_COMMAND_H
+
+#include <stdbool.h>
+
+enum control_verb {
+  CONTROL_STATUS,
+  CONTROL_FAIL,                 /* member */
+  CONTROL_REPLACE,              /* member, path */
+  CONTROL_SCRUB_CHECK,
+  CONTROL_SCRUB_REPAIR,
+  CONTROL_SCRUB_STOP,
+};
+
+struct control_command {
+  enum control_verb verb;
+  int member;                   /* FAIL, REPLACE: a member index */
+  const char *path;             /* REPLACE: points into the parsed line */
+};
+
+/* Parse one command line (without or with its newline); line is cut into
+ * words in place.  Returns 0, or -1 with a static message in *why.
+ */
+int control_command_parse (char *line, struct control_command *cmd,
+                           const char **why);
+
+#endif /* RAID_CONTROL_COMMAND_H */

@@ -1,0 +1,52 @@
+/* The plugin's parameters; see params.c. */
+
+#ifndef RAID_PARAMS_H
+#define RAID_PARAMS_H
+
+#include "array.h"
+
+struct raid_params {
+  struct array_config array;    /* what array_open needs */
+  const char *parity_impl;      /* parity=, or NULL */
+  char *control_path;           /* control=, absolute; or NULL */
+  int member_timeout_ms;        /* member-timeout=, 0: the default */
+};
+
+/* The defaults (RAID-6, left-symmetric, 512K chunks, 64M cache). */
+void params_init (struct raid_params *p);
+/* One key=value from the command line.  Values are kept by pointer
+ * (nbdkit keeps argv alive).  Returns 0, or -1 after nbdkit_error naming
+ * the parameter.
+ */
+int params_set (struct raid_params *p, const char *key, const char *value);
+/* The checks that need every parameter.  0, or -1 after nbdkit_error. */
+int params_check (const struct raid_params *p);
+void params_free (struct raid_params *p);
+
+/* --help text. */
+#define PARAMS_HELP \
+  "level=5|6               RAID level (default 6).\n" \
+  "disk=PATH|URI           A member, repeated in role order: a file, a block\n" \
+  "                        device or an NBD URI (nbd://, nbd+unix://).\n" \
+  "chunk=SIZE              Chunk size, power of two >= 4K (default 512K).\n" \
+  "layout=NAME             md layout (default left-symmetric).\n" \
+  "data-offset=SIZE        Where array data starts on each member (default 0).\n" \
+  "cache=SIZE              Stripe cache budget (default 64M).\n" \
+  "direct=BOOL             Open members with O_DIRECT (default false).\n" \
+  "parity=NAME             Force a parity implementation.\n" \
+  "member-timeout=SECONDS  Fail an NBD member's requests after this (default 30).\n" \
+  "control=PATH            Unix socket for nbdkit-raid-ctl (status, fail,\n" \
+  "                        replace, scrub).\n" \
+  "rebuild-rate=SIZE       Cap on rebuild and resync bytes per second\n" \
+  "                        (default: none).\n" \
+  "metadata=auto|md|none   md v1.2 superblocks: use if present (default),\n" \
+  "                        require, or ignore (raw mode).\n" \
+  "create=true             Write fresh md superblocks (force=true: overwrite).\n" \
+  "bitmap=internal|none    With create=true: md write-intent bitmap (default\n" \
+  "                        internal).\n" \
+  "bitmap-chunk=SIZE       With create=true: bytes of each member per bitmap\n" \
+  "                        bit (default 64M, more if needed to fit 128K).\n" \
+  "bitmap-delay=SECONDS    With create=true: idle time before a bit is\n" \
+  "                        cleared (default 5)."
+
+#endif /* RAID_PARAMS_H */
