@@ -18,7 +18,7 @@ for i in 0 1 2 3 4 5; do
 done
 sock=$dir/raid.sock
 # shellcheck disable=SC2086
-bg_serve "$sock" "$plugin" level=6 chunk="$CHUNK" control="$dir/ctl" $disks
+bg_serve "$sock" "$plugin" metadata=none level=6 chunk="$CHUNK" control="$dir/ctl" $disks
 export NBD_URI="nbd+unix:///?socket=$sock"
 FIO_SIZE=$(nbdinfo --size "$NBD_URI")
 export FIO_SIZE

@@ -84,14 +84,14 @@ echo "e2e-remote: local members: tmpfs files in $base;" \
 # 1. Local members.
 local_disks
 # shellcheck disable=SC2086
-bg_serve "$dir/array.sock" "$plugin" level="$LEVEL" chunk="$CHUNK" $disks
+bg_serve "$dir/array.sock" "$plugin" metadata=none level="$LEVEL" chunk="$CHUNK" $disks
 run_jobs local $joblist
 stop_all; rm -f "$dir"/m*.img
 
 # 2. Remote members: nbdkit's default thread pool (16 per connection).
 remote_disks
 # shellcheck disable=SC2086
-bg_serve "$dir/array.sock" "$plugin" level="$LEVEL" chunk="$CHUNK" $disks
+bg_serve "$dir/array.sock" "$plugin" metadata=none level="$LEVEL" chunk="$CHUNK" $disks
 run_jobs remote $joblist
 stop_all
 
@@ -100,7 +100,7 @@ stop_all
 # threads inside each member server costs a wake-up per request.
 remote_disks -t 1
 # shellcheck disable=SC2086
-bg_serve "$dir/array.sock" "$plugin" level="$LEVEL" chunk="$CHUNK" $disks
+bg_serve "$dir/array.sock" "$plugin" metadata=none level="$LEVEL" chunk="$CHUNK" $disks
 run_jobs remote-t1 $joblist
 stop_all
 
@@ -109,7 +109,7 @@ stop_all
 for job in $profile_jobs; do
   remote_disks log
   # shellcheck disable=SC2086
-  bg_serve "$dir/array.sock" "$plugin" level="$LEVEL" chunk="$CHUNK" $disks
+  bg_serve "$dir/array.sock" "$plugin" metadata=none level="$LEVEL" chunk="$CHUNK" $disks
   FIO_RUNTIME=$PROFILE_RUNTIME run_jobs profile "$job"
   stop_all
   mkdir -p "$dir/logs.$job"

@@ -46,7 +46,7 @@ stop_last; rm -f "$dir/single.img"
 for level in 6 5; do
   disks=$(members 6)
   # shellcheck disable=SC2086
-  serve raid$level "$plugin" level=$level chunk=$CHUNK $disks
+  serve raid$level "$plugin" metadata=none level=$level chunk=$CHUNK $disks
   run_jobs raid$level "$sock" 1G
   stop_last; rm -f "$dir"/m*.img
 done

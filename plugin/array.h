@@ -13,7 +13,10 @@
 #include "stripe.h"
 #include "rebuild.h"
 
-enum metadata_mode { METADATA_AUTO, METADATA_MD, METADATA_NONE };
+/* md: v1.2 superblocks, required (the default); none: raw mode, the
+ * parameters are the whole truth.  Never guessed from the members.
+ */
+enum metadata_mode { METADATA_MD, METADATA_NONE };
 
 struct array_config {
   enum metadata_mode metadata;

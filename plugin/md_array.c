@@ -48,6 +48,7 @@
 #include "md_array.h"
 #include "md_bitmap.h"
 #include "metadata.h"
+#include "signature.h"
 
 struct md_array {
   pthread_mutex_t lock;
@@ -262,6 +263,55 @@ load_bitmap (struct array *a, struct md_array *md, const struct md_super *ref)
   return 0;
 }
 
+/* create=true without force=true: every member must be blank of any
+ * format we know (an md superblock, a partition table, a filesystem, ...).
+ */
+static int
+refuse_foreign (struct array *a, const struct array_config *cfg,
+                const struct md_super *sbs)
+{
+  for (int i = 0; i < a->nmembers; i++) {
+    const char *what = NULL;
+
+    if (sbs[i].role == -2)      /* missing, or unreadable: failed */
+      continue;
+    if (sbs[i].role == -3 && signature_probe (a->members[i], &what) == -1) {
+      nbdkit_error ("member %s: cannot read it: %m", cfg->disks[i]);
+      return -1;
+    }
+    if (sbs[i].role >= -1)
+      what = "an md v1.2 superblock";
+    if (what) {
+      nbdkit_error ("member %s already carries %s: refusing to overwrite it "
+                    "without force=true", cfg->disks[i], what);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* No member has a v1.2 superblock: say what the members carry instead,
+ * if anything (returns how many members carry something).
+ */
+static int
+name_other_formats (struct array *a, const struct array_config *cfg,
+                    const struct md_super *sbs)
+{
+  int n = 0;
+
+  for (int i = 0; i < a->nmembers; i++) {
+    const char *what = NULL;
+
+    if (sbs[i].role == -3 && signature_probe (a->members[i], &what) == 1) {
+      nbdkit_error ("member %s has no md v1.2 superblock; it carries %s, "
+                    "which this plugin does not assemble", cfg->disks[i],
+                    what);
+      n++;
+    }
+  }
+  return n;
+}
+
 int
 md_array_assemble (struct array *a, struct array_config *cfg,
                    uint64_t *member_bytes)
@@ -283,26 +333,28 @@ md_array_assemble (struct array *a, struct array_config *cfg,
   if (read_all (a, cfg, sbs, &found) == -1)
     goto out;
   if (cfg->create) {
-    for (int i = 0; i < a->nmembers && !cfg->force; i++)
-      if (sbs[i].role >= -1) {
-        nbdkit_error ("member %s already carries an md superblock: refusing "
-                      "to overwrite it without force=true", cfg->disks[i]);
-        goto out;
-      }
-    r = 0;
+    r = cfg->force ? 0 : refuse_foreign (a, cfg, sbs);
     goto out;
   }
   if (found == 0) {
-    if (cfg->metadata == METADATA_MD)
-      nbdkit_error ("metadata=md: no member has an md superblock");
-    else
-      r = 0;                    /* raw mode */
+    /* Never raw mode by guessing: a raw array's members hold whatever
+     * its clients wrote, md superblocks included, so raw mode is only
+     * ever what metadata=none says.
+     */
+    if (name_other_formats (a, cfg, sbs) == 0)
+      nbdkit_error ("no member has an md v1.2 superblock: for an array "
+                    "without superblocks (raw mode) give metadata=none; "
+                    "create=true makes a new md array");
     goto out;
   }
   for (int i = 0; i < a->nmembers; i++) {
     if (sbs[i].role == -3) {
-      nbdkit_error ("member %s has no md superblock but other members do "
-                    "(use metadata=none for raw mode)", cfg->disks[i]);
+      const char *what = NULL;
+
+      signature_probe (a->members[i], &what);
+      nbdkit_error ("member %s has no md v1.2 superblock but other members "
+                    "do%s%s", cfg->disks[i], what ? "; it carries " : "",
+                    what ? what : "");
       goto out;
     }
     if (sbs[i].role >= -1 && (ref == NULL || sbs[i].events > ref->events))

@@ -78,14 +78,15 @@ params_set (struct raid_params *p, const char *key, const char *value)
     p->array.set_level = true;
   }
   else if (strcmp (key, "metadata") == 0) {
-    if (strcmp (value, "auto") == 0)
-      p->array.metadata = METADATA_AUTO;
-    else if (strcmp (value, "md") == 0)
+    /* "auto" once meant raw mode when no member had a superblock; it is
+     * kept as another name for md, which never guesses.
+     */
+    if (strcmp (value, "md") == 0 || strcmp (value, "auto") == 0)
       p->array.metadata = METADATA_MD;
     else if (strcmp (value, "none") == 0)
       p->array.metadata = METADATA_NONE;
     else {
-      nbdkit_error ("metadata=%s: must be auto, md or none", value);
+      nbdkit_error ("metadata=%s: must be md or none", value);
       return -1;
     }
   }

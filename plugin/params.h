@@ -39,8 +39,8 @@ void params_free (struct raid_params *p);
   "                        replace, scrub).\n" \
   "rebuild-rate=SIZE       Cap on rebuild and resync bytes per second\n" \
   "                        (default: none).\n" \
-  "metadata=auto|md|none   md v1.2 superblocks: use if present (default),\n" \
-  "                        require, or ignore (raw mode).\n" \
+  "metadata=md|none        md v1.2 superblocks (default), or none: raw mode,\n" \
+  "                        the geometry is what the parameters say.\n" \
   "create=true             Write fresh md superblocks (force=true: overwrite).\n" \
   "bitmap=internal|none    With create=true: md write-intent bitmap (default\n" \
   "                        internal).\n" \

@@ -1,7 +1,9 @@
 #!/bin/sh
-# The main job on a built-in default: a RAID-6 of six sparse 256 MiB
-# members in a temporary folder, served over NBD on localhost until
-# interrupted.  Usage: scripts/demo.sh [PORT]  (run from a built tree).
+# The main job on a built-in default: a new md RAID-6 (create=true: md
+# v1.2 superblocks and a write-intent bitmap, which mdadm also accepts) of
+# six sparse 256 MiB members in a temporary folder, served over NBD on
+# localhost until interrupted, with a control socket for nbdkit-raid-ctl.
+# Usage: scripts/demo.sh [PORT]  (run from a built tree).
 set -e
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,14 +19,20 @@ for i in 0 1 2 3 4 5; do
   truncate -s 256M "$dir/member$i.img"
   disks="$disks disk=$dir/member$i.img"
 done
+truncate -s 256M "$dir/spare.img"
 
 cat <<EOT
-nbdkit-raid demo: RAID-6, 6 members of 256 MiB (sparse) in $dir
-Serving a 1 GiB array on nbd://localhost:$port.  Connect with, e.g.:
+nbdkit-raid demo: a new md RAID-6, 6 members of 256 MiB (sparse) in $dir
+Serving the 1020 MiB array on nbd://localhost:$port.  Connect with, e.g.:
   nbdsh -u nbd://localhost:$port -c 'print(h.get_size())'
   qemu-img info nbd://localhost:$port
   nbd-client localhost $port /dev/nbd0        (Linux, as root)
+See and steer it:
+  $top/tools/nbdkit-raid-ctl $dir/ctl show
+  $top/tools/nbdkit-raid-ctl $dir/ctl fail 2
+  $top/tools/nbdkit-raid-ctl $dir/ctl replace 2 $dir/spare.img
 Press Ctrl-C to stop; the members are deleted on exit.
 EOT
 # shellcheck disable=SC2086
-nbdkit -f -i 127.0.0.1 -p "$port" "$plugin" level=6 chunk=512K $disks
+nbdkit -f -i 127.0.0.1 -p "$port" "$plugin" create=true level=6 chunk=512K \
+  control="$dir/ctl" $disks

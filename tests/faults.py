@@ -345,7 +345,7 @@ class Array:
 
     def __init__(self, hz, members, level=6, chunk=65536, layout="left-symmetric",
                  data_offset=0, params=(), plugin=None, name="array",
-                 threads=None):
+                 threads=None, metadata=None):
         self.hz = hz
         self.members = members
         self.level, self.chunk, self.layout = level, chunk, layout
@@ -356,6 +356,12 @@ class Array:
         self.pidfile = os.path.join(hz.dir, name + ".pid")
         self.logfile = os.path.join(hz.dir, name + ".log")
         self.threads = threads
+        # Raw mode must be asked for (metadata=none); an array made with
+        # create=true, and its later starts, are md (metadata="md").
+        if metadata is None:
+            metadata = "md" if any(p.startswith("create=") for p in params) \
+                else "none"
+        self.metadata = metadata
         self.proc = None
         self.h = None
         self.n = len(members)
@@ -377,7 +383,8 @@ class Array:
         if self.threads:
             cmd += ["-t", str(self.threads)]
         cmd += [self.plugin, "level=%d" % self.level, "chunk=%d" % self.chunk,
-                "layout=%s" % self.layout, "data-offset=%d" % self.data_offset]
+                "layout=%s" % self.layout, "data-offset=%d" % self.data_offset,
+                "metadata=" + self.metadata]
         cmd += self.params + ["disk=" + m.disk for m in self.members]
         log = open(self.logfile, "ab")
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,

@@ -65,6 +65,15 @@ test_metadata_SOURCES = test_metadata.c ../plugin/metadata.c
 test_metadata_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
 
+# Signatures of other formats (plugin/signature.c): what a disk carries
+# that the array must not overwrite unasked.
+if HAVE_CHECK
+check_PROGRAMS += test_signature
+TESTS += test_signature
+test_signature_SOURCES = test_signature.c ../plugin/signature.c
+test_signature_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
+endif
+
 # Guest tests (issue 6): a Debian kernel under qemu (TCG) with mdadm,
 # nbd-client and e2fsprogs checks the plugin against Linux md and the
 # kernel's NBD client.  vm/build-guest.sh builds the guest once into
@@ -84,6 +93,8 @@ TESTS += test-raid-md.sh
 EXTRA_DIST += test-raid-md.sh
 TESTS += test-raid-md-bitmap.sh
 EXTRA_DIST += test-raid-md-bitmap.sh
+TESTS += test-raid-md-foreign.sh
+EXTRA_DIST += test-raid-md-foreign.sh
 EXTRA_DIST += vm/guest-md-check.sh
 TESTS += vm/test-vm-plugin-to-mdadm.sh
 EXTRA_DIST += vm/test-vm-plugin-to-mdadm.sh

@@ -25,7 +25,7 @@ expect_fail ()
     local what=$1 regex=$2 r=0
     shift 2
     members_md5 "${all[@]}" > "$tmpdir/before"
-    timeout 60 nbdkit --exit-with-parent -U - "$RAID_PLUGIN" "$@" \
+    timeout 60 nbdkit --exit-with-parent -U - "$RAID_PLUGIN" metadata=none "$@" \
         --run 'echo SERVED' > "$tmpdir/out" 2> "$tmpdir/err" || r=$?
     members_md5 "${all[@]}" > "$tmpdir/after"
     if [ $r = 0 ] || grep -q SERVED "$tmpdir/out"; then
@@ -46,7 +46,7 @@ expect_fail ()
 
 # A good configuration first, so that the failures below are the
 # parameters' fault and not the test's.
-raid_nbdkit level=6 chunk=4K "${members[@]}" --run true
+raid_nbdkit metadata=none level=6 chunk=4K "${members[@]}" --run true
 
 expect_fail "unknown parameter" "unknown parameter.*frobnicate" \
     level=5 frobnicate=1 "$m0" "$m1" "$m2"

@@ -135,7 +135,7 @@ for c in "${configs[@]}"; do
     SEED=$((seed + n)) SIZE=$size ROW=$(( (nmem - npar) * chunk_b )) \
     EXPECT="$tmpdir/expect" GO="$tmpdir/go" WRITER="$tmpdir/writer.py" \
     NWRITERS=$writers \
-    raid_nbdkit level=$level layout=$layout chunk=$chunk cache=$cache \
+    raid_nbdkit metadata=none level=$level layout=$layout chunk=$chunk cache=$cache \
         "${members[@]}" --run '
             set -e
             pids=

@@ -66,7 +66,7 @@ for name in sys.argv[5:]:
             with open(path, "wb") as f:
                 f.truncate(64 * 4096)
             members.append(path)
-        args = [plugin, "level=%d" % level, "chunk=4K",
+        args = [plugin, "metadata=none", "level=%d" % level, "chunk=4K",
                 "layout=left-asymmetric", "parity=" + name] + members
         probe = subprocess.run(["nbdkit", "-U", "-"] + args + ["--run", "true"],
                                stderr=subprocess.PIPE, text=True)

@@ -247,8 +247,8 @@ SEED=$seed FAULTS_DIR=$tmpdir PYTHONPATH=$top_srcdir/tests CTL_TOOL=$ctl_tool \
     cd "$tmpdir"
     for i in 0 1 2 3; do truncate -s 2M "rel$i"; done
     truncate -s 2M relspare
-    nbdkit -U rel.sock -P rel.pid "$RAID_PLUGIN" level=5 chunk=4K \
-        control=rel.ctl rel0 rel1 rel2 rel3
+    nbdkit -U rel.sock -P rel.pid "$RAID_PLUGIN" metadata=none level=5 \
+        chunk=4K control=rel.ctl rel0 rel1 rel2 rel3
     for _ in $(seq 50); do [ -s rel.pid ] && break; sleep 0.1; done
     trap 'kill "$(cat rel.pid)" 2>/dev/null || :' EXIT
     [ -S "$tmpdir/rel.ctl" ] || { echo "FAIL: control=rel.ctl is not $tmpdir/rel.ctl"; exit 1; }

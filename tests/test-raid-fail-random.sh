@@ -110,7 +110,7 @@ class Run:
             self.rng.shuffle(ms)
         self.arr = rf.array(self.hz, ms, level=self.level, chunk=self.chunk,
                             layout=self.layout, data_offset=self.doff,
-                            params=params)
+                            params=params, metadata="md" if self.md else "none")
         # (Array.members is in command-line order; its geometry helpers
         # need only the count.  Roles are self.members.)
         self.starts += 1

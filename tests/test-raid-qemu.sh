@@ -18,7 +18,7 @@ level=6 layout=left-symmetric chunk=64K chunk_b=65536 nmem=5
 make_members $nmem 4M
 size=$(( (nmem - 2) * 4 * 1048576 ))
 sock="$tmpdir/sock"
-start_nbdkit "$sock" level=$level layout=$layout chunk=$chunk "${members[@]}"
+start_nbdkit "$sock" metadata=none level=$level layout=$layout chunk=$chunk "${members[@]}"
 url="nbd+unix:///?socket=$sock"
 
 got=$(qemu-img info --output=json "$url" | sed -n 's/.*"virtual-size": \([0-9]*\).*/\1/p')

@@ -214,7 +214,7 @@ for c in "${configs[@]}"; do
          "data-offset $doff${extra:+, $extra} (seed $cseed)"
     SEED=$cseed OPS=$ops CHUNK=$chunk_b ROW=$(( (nmem - npar) * chunk_b )) \
     WANT_SIZE=$want_size EXPECT="$tmpdir/expect" DRIVER="$tmpdir/driver.py" \
-    raid_nbdkit level="$level" layout="$layout" chunk="$chunk" \
+    raid_nbdkit metadata=none level="$level" layout="$layout" chunk="$chunk" \
         data-offset="$doff" $extra "${members[@]}" \
         --run 'nbdsh -u "$uri" -c "exec(open(\"$DRIVER\").read())"'
 

@@ -39,11 +39,12 @@ PY
 export SHADOW=$tmpdir/shadow.bin
 
 # shellcheck disable=SC2086
-$vg nbdkit -f -U - "$RAID_PLUGIN" level=6 chunk=4K "${members[@]}" \
+$vg nbdkit -f -U - "$RAID_PLUGIN" metadata=none level=6 chunk=4K "${members[@]}" \
   --run 'nbdsh -u "$uri" -c "exec(open(\"'"$tmpdir"'/work.py\").read())"'
 # Two members missing: every read is reconstructed (recov_2data, datap).
 # shellcheck disable=SC2086
-$vg nbdkit -f -U - "$RAID_PLUGIN" level=6 chunk=4K missing "${members[1]}" \
+$vg nbdkit -f -U - "$RAID_PLUGIN" metadata=none level=6 chunk=4K missing \
+  "${members[1]}" \
   missing "${members[3]}" \
   --run 'nbdsh -u "$uri" -c "exec(open(\"'"$tmpdir"'/check.py\").read())"'
 # md superblocks and a write-intent bitmap: create, write (bits set and,
