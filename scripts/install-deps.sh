@@ -8,7 +8,7 @@ packages="
   nbdkit nbdkit-plugin-dev liburing-dev libnbd-dev libnbd-bin python3-libnbd
   check libisal-dev libsimde-dev
   qemu-utils fio valgrind bc
-  qemu-system-x86 busybox-static cpio e2fsprogs gcc libc6-dev
+  qemu-system-x86 busybox-static cpio e2fsprogs fdisk gcc libc6-dev
 "
 
 export DEBIAN_FRONTEND=noninteractive
