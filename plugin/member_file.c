@@ -32,6 +32,14 @@
  * large transfers (full rows, rebuild, scrub) go through the ring, where
  * they really are in flight together.
  *
+ * Shortages are not member failures.  A thread that cannot make its ring
+ * (EMFILE when the process is at its file limit, ENOMEM, io_uring switched
+ * off) and a large batch whose queue cannot be allocated fall back to
+ * system calls; the thread tries to make a ring again a second later.  A
+ * failed member is a member that failed an I/O, never a process that ran
+ * short.  No more requests are in flight than the completion queue has
+ * room for (kernels before 5.5 drop completions that overflow it).
+ *
  * Durable writes (member_io.fua; the write-intent bitmap's) carry
  * RWF_DSYNC, so that only the written range is made durable, not every
  * dirty page of the member as fdatasync would.  A batch with more than one
@@ -47,12 +55,14 @@
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <liburing.h>
@@ -70,6 +80,7 @@
 
 #define RING_ENTRIES 64
 #define SYNC_MAX_LEN (64 * 1024)
+#define RING_RETRY_S 1
 
 struct file_member {
   int fd;
@@ -95,25 +106,42 @@ ring_key_create (void)
   pthread_key_create (&ring_key, ring_free);
 }
 
+/* When this thread last failed to make its ring (CLOCK_MONOTONIC
+ * seconds), so that a thread without one tries again now and then, not
+ * on every batch.
+ */
+static __thread time_t ring_failed_at;
+static bool ring_failure_logged;
+
+/* This thread's ring, or NULL if it cannot have one now (EMFILE, ENOMEM,
+ * io_uring disabled): the caller then uses system calls, so that a
+ * resource limit of this process never fails a member.
+ */
 static struct io_uring *
 thread_ring (void)
 {
   struct io_uring *ring;
+  struct timespec now;
   int r;
 
   pthread_once (&ring_key_once, ring_key_create);
   ring = pthread_getspecific (ring_key);
   if (ring)
     return ring;
+  clock_gettime (CLOCK_MONOTONIC, &now);
+  if (ring_failed_at && now.tv_sec - ring_failed_at < RING_RETRY_S)
+    return NULL;
 
   ring = malloc (sizeof *ring);
-  if (ring == NULL)
-    return NULL;
-  r = io_uring_queue_init (RING_ENTRIES, ring, 0);
+  r = ring ? io_uring_queue_init (RING_ENTRIES, ring, 0) : -ENOMEM;
   if (r < 0) {
     free (ring);
-    errno = -r;
-    nbdkit_error ("io_uring_queue_init: %m");
+    ring_failed_at = now.tv_sec ? now.tv_sec : 1;
+    if (!__atomic_exchange_n (&ring_failure_logged, true, __ATOMIC_RELAXED)) {
+      errno = -r;
+      nbdkit_error ("io_uring_queue_init: %m: this thread uses system calls "
+                    "instead (logged once)");
+    }
     return NULL;
   }
   pthread_setspecific (ring_key, ring);
@@ -254,6 +282,17 @@ sync_batch (struct member_io **ios, size_t n)
   return true;
 }
 
+/* The batch one request at a time, with system calls. */
+static void
+sync_all (struct member_io **ios, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (ios[i]->op == MEMBER_PUNCH || ios[i]->op == MEMBER_ZERO)
+      ios[i]->err = fallocate_io (ios[i]);
+    else
+      sync_io (ios[i]);
+}
+
 static int
 file_io (struct member_io **ios, size_t n)
 {
@@ -262,21 +301,15 @@ file_io (struct member_io **ios, size_t n)
   struct queue q = { .q = stack, .n = n };
   size_t inflight = 0;
 
-  if (sync_batch (ios, n)) {
-    for (size_t i = 0; i < n; i++)
-      if (ios[i]->op == MEMBER_PUNCH || ios[i]->op == MEMBER_ZERO)
-        ios[i]->err = fallocate_io (ios[i]);
-      else
-        sync_io (ios[i]);
+  /* Without a ring, or memory for a large batch's queue, the batch is
+   * still done, one request after the other: never an error that would
+   * fail a member for what is this process's shortage.
+   */
+  if (sync_batch (ios, n) || (ring = thread_ring ()) == NULL ||
+      (n > sizeof stack / sizeof stack[0] &&
+       (q.q = malloc (n * sizeof *q.q)) == NULL)) {
+    sync_all (ios, n);
     return 0;
-  }
-  ring = thread_ring ();
-  if (ring == NULL)
-    goto fail_all;
-  if (n > sizeof stack / sizeof stack[0]) {
-    q.q = malloc (n * sizeof *q.q);
-    if (q.q == NULL)
-      goto fail_all;
   }
 
   for (size_t i = 0; i < n; i++) {
@@ -291,7 +324,11 @@ file_io (struct member_io **ios, size_t n)
     struct io_uring_sqe *sqe;
     int r;
 
-    while (q.count && (sqe = io_uring_get_sqe (ring)) != NULL) {
+    /* Never more in flight than the completion queue holds: kernels
+     * without IORING_FEAT_NODROP (before 5.5) drop what overflows it.
+     */
+    while (q.count && inflight < ring->cq.ring_entries &&
+           (sqe = io_uring_get_sqe (ring)) != NULL) {
       prep (sqe, pop (&q));
       inflight++;
     }
@@ -315,11 +352,6 @@ file_io (struct member_io **ios, size_t n)
   if (q.q != stack)
     free (q.q);
   return 0;
-
- fail_all:
-  for (size_t i = 0; i < n; i++)
-    ios[i]->err = errno ? errno : ENOMEM;
-  return -1;
 }
 
 static void

@@ -23,6 +23,8 @@ TESTS += test-raid-concurrent.sh
 EXTRA_DIST += test-raid-concurrent.sh
 TESTS += test-raid-qemu.sh
 EXTRA_DIST += test-raid-qemu.sh
+TESTS += test-raid-ring-fallback.sh
+EXTRA_DIST += test-raid-ring-fallback.sh
 
 # Failure tests (issue 5): degraded reads and writes, members failing
 # under load, rebuild, scrub and the control socket.  raidfail_lib.py is
