@@ -85,20 +85,24 @@ member_same (const struct member *a, const struct member *b)
 }
 
 /* Hand each backend the requests for its members, in one call each, so
- * that a backend can keep its whole share in flight at once.
+ * that a backend can keep its whole share in flight at once.  If a large
+ * batch's list cannot be allocated, the shares go in 64 at a time: slower,
+ * but a shortage of memory is never reported as an error of a member.
  */
+#define STACK_SHARE 64
+
 int
 member_io_run (struct member_io *ios, size_t n)
 {
-  struct member_io *stack_share[64];
+  struct member_io *stack_share[STACK_SHARE];
   struct member_io **share = stack_share;
+  size_t cap = STACK_SHARE;
   int first_err = 0;
 
-  if (n > sizeof stack_share / sizeof stack_share[0]) {
-    share = malloc (n * sizeof *share);
-    if (share == NULL)
-      return -1;
-  }
+  if (n > cap && (share = malloc (n * sizeof *share)) != NULL)
+    cap = n;
+  else
+    share = stack_share;
 
   for (size_t i = 0; i < n; i++)
     ios[i].err = -1;            /* not yet run */
@@ -115,8 +119,13 @@ member_io_run (struct member_io *ios, size_t n)
         ios[j].err = 0;
         ios[j].done = 0;
         share[k++] = &ios[j];
+        if (k == cap) {
+          ops->io (share, k);
+          k = 0;
+        }
       }
-    ops->io (share, k);
+    if (k)
+      ops->io (share, k);
   }
 
   for (size_t i = 0; i < n; i++)

@@ -76,6 +76,17 @@ test_signature_SOURCES = test_signature.c ../plugin/signature.c
 test_signature_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
 
+# Member I/O batches (plugin/member.c): every request runs, even when a
+# large batch's list cannot be allocated (malloc wrapped by the test).
+if HAVE_CHECK
+check_PROGRAMS += test_member_io
+TESTS += test_member_io
+test_member_io_SOURCES = test_member_io.c ../plugin/member.c
+test_member_io_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
+test_member_io_LDFLAGS = -Wl,--wrap=malloc
+test_member_io_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
+endif
+
 # Guest tests (issue 6): a Debian kernel under qemu (TCG) with mdadm,
 # nbd-client and e2fsprogs checks the plugin against Linux md and the
 # kernel's NBD client.  vm/build-guest.sh builds the guest once into

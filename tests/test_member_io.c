@@ -1,0 +1,119 @@
+/* Description: plugin/member.c's member_io_run runs every request of a
+ * batch, even when it cannot allocate the list of a large batch.
+ *
+ * A batch's requests are grouped by backend and each backend gets its
+ * share in one call.  Past 64 requests the list is allocated; if that
+ * fails the batch must still run (in calls of 64), because an error there
+ * would reach callers as a failed I/O with no member to blame: the old
+ * code returned -1 with every request's err still 0, and fill_rows then
+ * took unread pages for valid ones.  malloc is wrapped (-Wl,--wrap=malloc)
+ * so that this program decides when it fails; the backend is a recording
+ * fake that completes what it is given.
+ */
+
+#include <config.h>
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+
+#include "member.h"
+
+#define N 200
+
+static bool malloc_fails;
+void *__real_malloc (size_t n);
+void *__wrap_malloc (size_t n);
+
+void *
+__wrap_malloc (size_t n)
+{
+  if (malloc_fails)
+    return NULL;
+  return __real_malloc (n);
+}
+
+static size_t calls, largest, ran;
+
+static int
+fake_io (struct member_io **ios, size_t n)
+{
+  calls++;
+  if (n > largest)
+    largest = n;
+  for (size_t i = 0; i < n; i++) {
+    ios[i]->done = ios[i]->len;
+    ran++;
+  }
+  return 0;
+}
+
+static const struct member_ops fake_ops = { .kind = "fake", .io = fake_io };
+
+/* member.c refers to the real backends; none is used here. */
+struct member *member_file_open (const char *p, bool d) { abort (); }
+bool member_file_same (const struct member *a, const struct member *b) { abort (); }
+bool member_is_uri (const char *name) { return false; }
+struct member *member_nbd_open (const char *uri) { abort (); }
+bool member_nbd_same (const struct member *a, const struct member *b) { abort (); }
+void nbdkit_error (const char *fs, ...) { }
+
+static void
+run_batch (bool fail_malloc)
+{
+  static struct member m = { .ops = &fake_ops, .name = (char *) "fake" };
+  static struct member_io ios[N];
+  int r;
+
+  for (size_t i = 0; i < N; i++)
+    ios[i] = (struct member_io) { .member = &m, .op = MEMBER_READ,
+                                  .len = 4096, .err = 12345 };
+  calls = largest = ran = 0;
+  malloc_fails = fail_malloc;
+  r = member_io_run (ios, N);
+  malloc_fails = false;
+  ck_assert_int_eq (r, 0);
+  ck_assert_uint_eq (ran, N);
+  for (size_t i = 0; i < N; i++) {
+    ck_assert_int_eq (ios[i].err, 0);
+    ck_assert_uint_eq (ios[i].done, 4096);
+  }
+}
+
+START_TEST (test_large_batch_one_call)
+{
+  run_batch (false);
+  ck_assert_uint_eq (calls, 1);
+  ck_assert_uint_eq (largest, N);
+}
+END_TEST
+
+START_TEST (test_large_batch_without_memory)
+{
+  run_batch (true);
+  ck_assert_uint_eq (largest, 64);
+  ck_assert_uint_eq (calls, (N + 63) / 64);
+}
+END_TEST
+
+int
+main (void)
+{
+  Suite *s = suite_create ("member_io");
+  TCase *tc = tcase_create ("batches");
+  SRunner *sr;
+  int failed;
+
+  tcase_add_test (tc, test_large_batch_one_call);
+  tcase_add_test (tc, test_large_batch_without_memory);
+  suite_add_tcase (s, tc);
+  sr = srunner_create (s);
+  srunner_set_fork_status (sr, CK_NOFORK);
+  srunner_run_all (sr, CK_NORMAL);
+  failed = srunner_ntests_failed (sr);
+  srunner_free (sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
