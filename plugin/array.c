@@ -16,8 +16,9 @@
  * cache instead, which rebuilds it from the other members under the row's
  * lock, so that no write can change the row half way through.
  *
- * Failures.  Any error from a member but EOPNOTSUPP fails that member for
- * good (member_fail); the array goes on degraded while no more members
+ * Failures.  Any error from a member fails that member for good
+ * (member_fail), but EOPNOTSUPP from a punch or zero-range, which has a
+ * fallback; the array goes on degraded while no more members
  * have failed than the level tolerates (1 for RAID-5, 2 for RAID-6), and
  * after that every request fails with EIO.
  *
@@ -157,15 +158,26 @@ array_failed_members (const struct array *a)
   return n;
 }
 
-/* Fail the members whose requests failed (except for EOPNOTSUPP, which
- * is a missing feature, not a broken member).  0 if the array can still
- * serve, else -1 with errno EIO.
+/* A punch or zero-range that a member cannot do (EOPNOTSUPP) is a missing
+ * feature with a fallback (zero_rows writes zeroes instead), not a broken
+ * member.  Any other failure is, a flush's EOPNOTSUPP included: the
+ * member did not make its writes durable.
+ */
+static bool
+missing_feature (const struct member_io *io)
+{
+  return io->err == EOPNOTSUPP &&
+    (io->op == MEMBER_PUNCH || io->op == MEMBER_ZERO);
+}
+
+/* Fail the members whose requests failed (but for missing features).  0
+ * if the array can still serve, else -1 with errno EIO.
  */
 static int
 fail_members (struct array *a, const struct member_io *ios, size_t n)
 {
   for (size_t i = 0; i < n; i++)
-    if (ios[i].err && ios[i].err != EOPNOTSUPP)
+    if (ios[i].err && !missing_feature (&ios[i]))
       member_fail (ios[i].member, ios[i].err);
   if (array_failed_members (a) <= array_tolerance (a))
     return 0;

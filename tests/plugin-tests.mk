@@ -25,6 +25,8 @@ TESTS += test-raid-qemu.sh
 EXTRA_DIST += test-raid-qemu.sh
 TESTS += test-raid-ring-fallback.sh
 EXTRA_DIST += test-raid-ring-fallback.sh
+TESTS += test-raid-flush-enotsup.sh
+EXTRA_DIST += test-raid-flush-enotsup.sh
 
 # Failure tests (issue 5): degraded reads and writes, members failing
 # under load, rebuild, scrub and the control socket.  raidfail_lib.py is
