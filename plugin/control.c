@@ -68,7 +68,7 @@ command (struct array *a, char *line, FILE *f)
     r = array_fail_member (a, cmd.member, &why);
     break;
   case CONTROL_REPLACE:
-    r = array_replace_member (a, cmd.member, cmd.path, &why);
+    r = array_replace_member (a, cmd.member, cmd.path, cmd.force, &why);
     break;
   case CONTROL_SCRUB_CHECK:
   case CONTROL_SCRUB_REPAIR:

@@ -2,7 +2,8 @@
  *
  *   status                     array, members, rebuild and scrub progress
  *   fail N                     mark member N failed
- *   replace N PATH|URI         rebuild a failed member N onto a new member
+ *   replace N PATH|URI [force] rebuild a failed member N onto a new member
+ *                              (force: even over another array's disk)
  *   scrub check|repair|stop    verify (and fix) parity in the background
  *
  * Words are separated by blanks; a member index is decimal digits only.
@@ -54,10 +55,12 @@ control_command_parse (char *line, struct control_command *cmd,
     cmd->verb = CONTROL_FAIL;
     cmd->member = parse_index (words[1]);
   }
-  else if (n == 3 && strcmp (words[0], "replace") == 0) {
+  else if ((n == 3 || (n == 4 && strcmp (words[3], "force") == 0)) &&
+           strcmp (words[0], "replace") == 0) {
     cmd->verb = CONTROL_REPLACE;
     cmd->member = parse_index (words[1]);
     cmd->path = words[2];
+    cmd->force = n == 4;
   }
   else if (n == 2 && strcmp (words[0], "scrub") == 0 &&
            strcmp (words[1], "check") == 0)
@@ -69,7 +72,7 @@ control_command_parse (char *line, struct control_command *cmd,
            strcmp (words[1], "stop") == 0)
     cmd->verb = CONTROL_SCRUB_STOP;
   else {
-    *why = "unknown command (status, fail N, replace N PATH, "
+    *why = "unknown command (status, fail N, replace N PATH [force], "
       "scrub check|repair|stop)";
     return -1;
   }

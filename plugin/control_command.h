@@ -20,6 +20,7 @@ struct control_command {
   enum control_verb verb;
   int member;                   /* FAIL, REPLACE: a member index */
   const char *path;             /* REPLACE: points into the parsed line */
+  bool force;                   /* REPLACE: the word "force" followed */
 };
 
 /* Parse one command line (without or with its newline); line is cut into

@@ -36,6 +36,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -826,4 +827,44 @@ md_array_create (struct array *a, const struct array_config *cfg)
   }
   nbdkit_debug ("raid: created md array, events %" PRIu64, md->sb.events);
   return 0;
+}
+
+/* Whether m, offered as a replacement, belongs to something else: an md
+ * superblock of another set (of any set, for a raw array), one we cannot
+ * read, or any other format signature.c knows.  A disk of this array's
+ * own set is not foreign: it is coming back.  Returns 1 with what it
+ * carries in msg, 0 if it is blank or ours, -1 (errno) if m cannot be
+ * read.
+ */
+int
+md_array_foreign (const struct array *a, struct member *m, char *msg,
+                  size_t len)
+{
+  struct md_super *sb = malloc (sizeof *sb);
+  const char *why = NULL, *what = NULL;
+  char u[40];
+  int r, foreign = -1;
+
+  if (sb == NULL)
+    return -1;
+  r = md_super_read (m, sb, &why);
+  if (r == 1 && a->md && memcmp (sb->set_uuid, a->md->sb.set_uuid, 16) == 0)
+    foreign = 0;
+  else if (r == 1) {
+    uuid_text (sb->set_uuid, u);
+    snprintf (msg, len, a->md ? "an md superblock of another array (UUID %s)"
+              : "an md superblock (array UUID %s)", u);
+    foreign = 1;
+  }
+  else if (r == -1) {
+    snprintf (msg, len, "an md superblock that cannot be used (%s)", why);
+    foreign = 1;
+  }
+  else if (r == 0 && (r = signature_probe (m, &what)) >= 0) {
+    if (r == 1)
+      snprintf (msg, len, "%s", what);
+    foreign = r;
+  }
+  free (sb);
+  return foreign;
 }

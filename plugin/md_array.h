@@ -4,6 +4,7 @@
 #define RAID_MD_ARRAY_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct array;
@@ -41,5 +42,13 @@ void md_array_row_resynced (struct array *a, uint64_t row);
 struct md_bitmap_stats;
 bool md_array_bitmap_stats (struct array *a, struct md_bitmap_stats *st);
 void md_array_close (struct array *a);
+
+struct member;
+/* Whether m, offered as a replacement, carries another array's md
+ * superblock or another format (1, with what in msg), is blank or this
+ * array's own (0), or cannot be read (-1, errno).
+ */
+int md_array_foreign (const struct array *a, struct member *m, char *msg,
+                      size_t len);
 
 #endif /* RAID_MD_ARRAY_H */

@@ -308,8 +308,31 @@ array_fail_member (struct array *a, int i, char **why)
   return 0;
 }
 
+/* The rebuild would overwrite whatever m holds: refuse another array's
+ * disk, a partitioned disk, a filesystem (message in msg).
+ */
+static int
+foreign (struct array *a, struct member *m, const char *name, char *msg,
+         size_t len)
+{
+  char what[256];
+
+  switch (md_array_foreign (a, m, what, sizeof what)) {
+  case 0:
+    return 0;
+  case 1:
+    snprintf (msg, len, "%s carries %s: refusing to overwrite it (replace "
+              "N PATH force does)", name, what);
+    return 1;
+  default:
+    snprintf (msg, len, "cannot read %s: %s", name, strerror (errno));
+    return -1;
+  }
+}
+
 int
-array_replace_member (struct array *a, int i, const char *name, char **why)
+array_replace_member (struct array *a, int i, const char *name, bool force,
+                      char **why)
 {
   static char msg[512];
   uint64_t need = a->g.data_offset + a->g.stripes * a->g.chunk;
@@ -350,6 +373,11 @@ array_replace_member (struct array *a, int i, const char *name, char **why)
       *why = msg;
       goto err;
     }
+  if (!force && (r = foreign (a, m, name, msg, sizeof msg)) != 0) {
+    *why = msg;
+    r = -1;
+    goto err;
+  }
 
   pthread_mutex_lock (&a->job_lock);
   m->recovery_stripe = 0;

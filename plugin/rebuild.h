@@ -31,7 +31,11 @@ struct array_job {
 
 /* Each returns 0, or -1 with a static message in *why. */
 int array_fail_member (struct array *a, int i, char **why);
-int array_replace_member (struct array *a, int i, const char *name, char **why);
+/* force: even a disk that carries another array or format (see
+ * md_array_foreign).
+ */
+int array_replace_member (struct array *a, int i, const char *name,
+                          bool force, char **why);
 int array_scrub_start (struct array *a, bool repair, char **why);
 int array_resync_start (struct array *a, char **why);
 void array_scrub_stop (struct array *a);
