@@ -15,6 +15,8 @@ endif
 EXTRA_DIST += raidcheck.py
 TESTS += test-raid-dump-plugin.sh
 EXTRA_DIST += test-raid-dump-plugin.sh
+TESTS += test-raid-exports.sh
+EXTRA_DIST += test-raid-exports.sh
 TESTS += test-raid-bad-input.sh
 EXTRA_DIST += test-raid-bad-input.sh
 TESTS += test-raid-shadow.sh

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Description: the plugin exports plugin_init and nothing else (as every
+# nbdkit plugin should: nbdkit looks up only that), so no symbol of ours
+# interposes on nbdkit's or another plugin's (plugin/plugin.syms).
+source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
+requires nm
+
+exports=$(nm -D --defined-only "$RAID_PLUGIN" | awk '{ print $3 }' | sort | tr '\n' ' ')
+if [ "$exports" != "plugin_init " ]; then
+    echo "$0: FAIL: the plugin exports: $exports"
+    exit 1
+fi
+echo "ok: exports: $exports"
