@@ -3,35 +3,55 @@
  * Connections.  When the server advertises multi-conn (a flush on one
  * connection covers writes made on all of them, and all connections see
  * one disk), each nbdkit worker thread gets its own connection to the
- * member, opened on first use and closed when the thread exits.  A thread
- * then drives its connections itself with libnbd's aio calls and poll(2):
- * no lock, no helper thread, and one request per busy thread in flight on
- * every member, like nbdkit's own nbd plugin with several connections.
- * Without multi-conn there is one shared connection per member, and a
- * thread holds the member's mutex while its batch is on that connection
- * (so a flush is never sent while another thread's writes are unflushed
- * on some other connection).
+ * member, opened on first use.  A thread then drives its connections
+ * itself with libnbd's aio calls and poll(2): no lock, no helper thread,
+ * and one request per busy thread in flight on every member, like
+ * nbdkit's own nbd plugin with several connections.  Without multi-conn
+ * there is one shared connection per member, and a thread holds the
+ * member's mutex while its batch is on that connection (so a flush is
+ * never sent while another thread's writes are unflushed on some other
+ * connection); a batch locks its members' mutexes in id order.
+ *
+ * Ids.  A member's id is its slot in every thread's table of connections:
+ * the lowest free one, taken at open and given back at close, so members
+ * come and go without limit (at most MAX_NBD_MEMBERS open at once).  The
+ * registry (registry_lock) holds the ids and, for each member, the list
+ * of every thread's connection to it, so that closing a member closes
+ * them all; a thread's table is only a cache, each slot marked with the
+ * generation of the member it was made for (a number never reused), so a
+ * thread that finds a slot of an older generation knows that member was
+ * closed with its connections.  A thread's remaining connections are
+ * closed when it exits.
  *
  * Failures.  A connection that dies (the server went away, a protocol
- * error) is closed; the requests on it fail with EIO and the next request
- * reconnects.  Reconnection backs off: after a failed attempt, further
+ * error) is closed; the requests on it are sent again, once, on a new
+ * connection.  Reconnection backs off: after a failed attempt, further
  * attempts are refused for a delay that doubles from 100 ms up to 5 s, so
  * a dead server costs an immediate error rather than a connect timeout per
  * request.  A batch that is not complete after `timeout` (the plugin's
  * member-timeout parameter) is abandoned: its connections are closed and
- * its requests fail with EIO, so a hung server cannot hang clients.
+ * its requests fail with EIO, so a hung server cannot hang clients.  The
+ * time left is computed from one clock read, signed, and never negative
+ * (poll(2) takes a negative timeout as "forever").
  *
  * PUNCH and ZERO are NBD_CMD_WRITE_ZEROES (with and without the may-trim
  * flag): a plain NBD trim need not read back as zeroes, so it is never used.
+ *
+ * Locking order: a member's lock (shared connection) -> registry_lock;
+ * backoff_lock alone.
  */
 
 #include <config.h>
 
 #include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include <libnbd.h>
@@ -47,34 +67,88 @@
 #define BACKOFF_MAX_MS 5000
 
 struct nbd_member {
-  int id;                       /* index into a thread's connections */
+  int id;                       /* slot in every thread's connections */
+  uint64_t gen;                 /* unique to this member, never reused */
   char *uri;
   bool multi_conn, can_zero;
   pthread_mutex_t lock;         /* the shared connection's batches */
   struct nbd_handle *shared;    /* without multi-conn */
   pthread_mutex_t backoff_lock; /* the two fields below */
-  uint64_t retry_after_ms;      /* no connection attempt before this */
+  int64_t retry_after_ms;       /* no connection attempt before this */
   unsigned int backoff_ms;
+  struct nbd_handle **conns;    /* every thread's connection; registry_lock */
+  size_t nconns, conns_cap;
 };
 
 static int timeout_ms = 30000;
-static int next_id;
+
+/* The registry: see Ids above. */
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct nbd_member *by_id[MAX_NBD_MEMBERS];
+static uint64_t last_gen;
 
 /* A thread's connections, indexed by nbd_member.id. */
+struct thread_slot {
+  struct nbd_handle *h;
+  uint64_t gen;                 /* of the member h was made for */
+};
 struct thread_conns {
-  struct nbd_handle *h[MAX_NBD_MEMBERS];
+  struct thread_slot s[MAX_NBD_MEMBERS];
 };
 static pthread_key_t conns_key;
 static pthread_once_t conns_once = PTHREAD_ONCE_INIT;
 
 static void
+forget_conn (struct nbd_member *nm, struct nbd_handle *h)
+{
+  for (size_t i = 0; i < nm->nconns; i++)
+    if (nm->conns[i] == h) {
+      nm->conns[i] = nm->conns[--nm->nconns];
+      return;
+    }
+}
+
+static int
+remember_conn (struct nbd_member *nm, struct nbd_handle *h)
+{
+  int r = 0;
+
+  pthread_mutex_lock (&registry_lock);
+  if (nm->nconns == nm->conns_cap) {
+    size_t cap = nm->conns_cap ? 2 * nm->conns_cap : 16;
+    struct nbd_handle **c = realloc (nm->conns, cap * sizeof *c);
+
+    if (c == NULL)
+      r = -1;
+    else {
+      nm->conns = c;
+      nm->conns_cap = cap;
+    }
+  }
+  if (r == 0)
+    nm->conns[nm->nconns++] = h;
+  pthread_mutex_unlock (&registry_lock);
+  return r;
+}
+
+/* A thread exits: close its connections to members still open (those of
+ * closed members were closed with them).
+ */
+static void
 conns_free (void *p)
 {
   struct thread_conns *t = p;
 
-  for (int i = 0; i < MAX_NBD_MEMBERS; i++)
-    if (t->h[i])
-      nbd_close (t->h[i]);
+  pthread_mutex_lock (&registry_lock);
+  for (int i = 0; i < MAX_NBD_MEMBERS; i++) {
+    struct nbd_member *nm = by_id[i];
+
+    if (t->s[i].h && nm && nm->gen == t->s[i].gen) {
+      forget_conn (nm, t->s[i].h);
+      nbd_close (t->s[i].h);
+    }
+  }
+  pthread_mutex_unlock (&registry_lock);
   free (t);
 }
 
@@ -84,79 +158,157 @@ conns_key_create (void)
   pthread_key_create (&conns_key, conns_free);
 }
 
+/* Take the lowest free id; -1 if all are in use. */
+static int
+id_take (struct nbd_member *nm)
+{
+  int r = -1;
+
+  pthread_mutex_lock (&registry_lock);
+  for (int i = 0; i < MAX_NBD_MEMBERS; i++)
+    if (by_id[i] == NULL) {
+      by_id[i] = nm;
+      nm->id = i;
+      nm->gen = ++last_gen;
+      r = 0;
+      break;
+    }
+  pthread_mutex_unlock (&registry_lock);
+  return r;
+}
+
+/* Give the id back, closing every thread's connection to the member: no
+ * request can use the member any more.
+ */
+static void
+id_give_back (struct nbd_member *nm)
+{
+  pthread_mutex_lock (&registry_lock);
+  for (size_t i = 0; i < nm->nconns; i++)
+    nbd_close (nm->conns[i]);
+  nm->nconns = 0;
+  by_id[nm->id] = NULL;
+  pthread_mutex_unlock (&registry_lock);
+}
+
 void
 member_nbd_set_timeout (int ms)
 {
   timeout_ms = ms;
 }
 
-static uint64_t
+static int64_t
 now_ms (void)
 {
   struct timespec ts;
 
   clock_gettime (CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * UINT64_C (1000) + ts.tv_nsec / 1000000;
+  return ts.tv_sec * INT64_C (1000) + ts.tv_nsec / 1000000;
 }
 
-/* Connect and handshake within timeout_ms: a server that accepts but
- * never answers must not hang the request that needed it.
+/* Milliseconds until deadline, for poll(2): one clock read, never
+ * negative (poll would wait forever), 0 once it has passed.
+ */
+static int
+ms_left (int64_t deadline)
+{
+  int64_t left = deadline - now_ms ();
+
+  return left <= 0 ? 0 : left > INT_MAX ? INT_MAX : (int) left;
+}
+
+static short
+poll_events (struct nbd_handle *h)
+{
+  unsigned int dir = nbd_aio_get_direction (h);
+
+  return (dir & LIBNBD_AIO_DIRECTION_READ ? POLLIN : 0) |
+    (dir & LIBNBD_AIO_DIRECTION_WRITE ? POLLOUT : 0);
+}
+
+static int
+notify (struct nbd_handle *h, short revents)
+{
+  if (revents & (POLLIN | POLLHUP | POLLERR))
+    return nbd_aio_notify_read (h);
+  if (revents & POLLOUT)
+    return nbd_aio_notify_write (h);
+  return 0;
+}
+
+/* Wait until h can make progress, and let libnbd make it.  -1 if the
+ * deadline has passed or the connection failed.
+ */
+static int
+step (struct nbd_handle *h, int64_t deadline)
+{
+  struct pollfd pfd = { .fd = nbd_aio_get_fd (h), .events = poll_events (h) };
+  int left = ms_left (deadline), r;
+
+  if (left == 0 || pfd.fd == -1)
+    return -1;
+  r = poll (&pfd, 1, left);
+  if (r == -1)
+    return errno == EINTR ? 0 : -1;
+  return r == 0 ? 0 : notify (h, pfd.revents);
+}
+
+/* Connect and handshake before deadline: a server that accepts but never
+ * answers must not hang the request that needed it.  NULL with why.
  */
 static struct nbd_handle *
-connect_uri (const char *uri)
+connect_uri (const char *uri, int64_t deadline, char *why, size_t whylen)
 {
   struct nbd_handle *h = nbd_create ();
-  uint64_t deadline = now_ms () + timeout_ms;
 
-  if (h == NULL)
+  if (h == NULL) {
+    snprintf (why, whylen, "%s", nbd_get_error ());
     return NULL;
+  }
   if (nbd_aio_connect_uri (h, uri) == -1)
     goto fail;
-  while (nbd_aio_is_connecting (h) == 1) {
-    unsigned int dir = nbd_aio_get_direction (h);
-    struct pollfd pfd = {
-      .fd = nbd_aio_get_fd (h),
-      .events = (dir & LIBNBD_AIO_DIRECTION_READ ? POLLIN : 0) |
-                (dir & LIBNBD_AIO_DIRECTION_WRITE ? POLLOUT : 0),
-    };
-    uint64_t t = now_ms ();
-    int r;
-
-    if (t >= deadline) {
-      nbdkit_error ("%s: no handshake in %d ms", uri, timeout_ms);
+  while (nbd_aio_is_connecting (h) == 1)
+    if (step (h, deadline) == -1) {
+      if (ms_left (deadline) == 0) {
+        snprintf (why, whylen, "no handshake in %d ms", timeout_ms);
+        nbd_close (h);
+        return NULL;
+      }
       goto fail;
     }
-    r = poll (&pfd, 1, deadline - t);
-    if (r == -1 && errno != EINTR)
-      goto fail;
-    if (r > 0 &&
-        ((pfd.revents & (POLLIN | POLLHUP | POLLERR)) ? nbd_aio_notify_read (h)
-         : nbd_aio_notify_write (h)) == -1)
-      goto fail;
-  }
   if (nbd_aio_is_ready (h) == 1)
     return h;
 
  fail:
+  snprintf (why, whylen, "%s", nbd_get_error ());
   nbd_close (h);
   return NULL;
 }
 
-/* Connect, unless backing off after a recent failure.  NULL: EIO. */
+/* A new connection to m, unless backing off after a recent failure.
+ * shared: the shared connection (not a thread's).  NULL: EIO.
+ */
 static struct nbd_handle *
-member_connect (struct nbd_member *nm, const char *name)
+member_connect (struct member *m, bool shared, int64_t deadline)
 {
+  struct nbd_member *nm = m->priv;
   struct nbd_handle *h;
-  uint64_t t = now_ms ();
+  char why[512];
   bool backing_off;
 
   pthread_mutex_lock (&nm->backoff_lock);
-  backing_off = t < nm->retry_after_ms;
+  backing_off = now_ms () < nm->retry_after_ms;
   pthread_mutex_unlock (&nm->backoff_lock);
   if (backing_off)
     return NULL;
 
-  h = connect_uri (nm->uri);
+  h = connect_uri (nm->uri, deadline, why, sizeof why);
+  if (h && !shared && remember_conn (nm, h) == -1) {
+    snprintf (why, sizeof why, "out of memory");
+    nbd_close (h);
+    h = NULL;
+  }
+
   pthread_mutex_lock (&nm->backoff_lock);
   if (h)
     nm->backoff_ms = 0;
@@ -166,7 +318,7 @@ member_connect (struct nbd_member *nm, const char *name)
       nm->backoff_ms = BACKOFF_MAX_MS;
     nm->retry_after_ms = now_ms () + nm->backoff_ms;
     nbdkit_error ("member %s: %s (retrying in %u ms at the earliest)",
-                  name, nbd_get_error (), nm->backoff_ms);
+                  m->name, why, nm->backoff_ms);
   }
   pthread_mutex_unlock (&nm->backoff_lock);
   return h;
@@ -178,6 +330,7 @@ conn_slot (struct member *m)
 {
   struct nbd_member *nm = m->priv;
   struct thread_conns *t;
+  struct thread_slot *s;
 
   if (!nm->multi_conn)
     return &nm->shared;
@@ -187,9 +340,17 @@ conn_slot (struct member *m)
     t = calloc (1, sizeof *t);
     if (t == NULL)
       return NULL;
-    pthread_setspecific (conns_key, t);
+    if (pthread_setspecific (conns_key, t) != 0) {
+      free (t);
+      return NULL;
+    }
   }
-  return &t->h[nm->id];
+  s = &t->s[nm->id];
+  if (s->gen != nm->gen) {      /* made for a member since closed */
+    s->h = NULL;
+    s->gen = nm->gen;
+  }
+  return &s->h;
 }
 
 /* One request in flight: which connection, which command. */
@@ -235,52 +396,61 @@ finished (const struct member_io *io)
                      : io->done >= io->len);
 }
 
-/* Drop a connection.  What was on it is sent again, once, on a new
- * connection: a connection that sat idle while its server restarted is
- * only found dead when used, and that is no reason to fail the member.
- * (Re-sending is safe: reads, writes and zeroes are idempotent.)  A second
- * death, or a timeout (retry false), fails the requests.
+/* Drop the connection of request i.  What was on it is sent again, once,
+ * on a new connection: a connection that sat idle while its server
+ * restarted is only found dead when used, and that is no reason to fail
+ * the member.  (Re-sending is safe: reads, writes and zeroes are
+ * idempotent.)  A second death, or a timeout (retry false), fails the
+ * requests.
  */
 static void
-kill_conn (struct pending *p, size_t n, struct nbd_handle **slot, bool retry)
+kill_conn (struct pending *p, size_t n, size_t i, bool retry)
 {
-  nbd_close (*slot);
-  for (size_t i = 0; i < n; i++)
-    if (p[i].slot == slot && !finished (p[i].io)) {
-      if (retry && !p[i].retried)
-        p[i].retried = true;
+  struct nbd_member *nm = p[i].io->member->priv;
+  struct nbd_handle **slot = p[i].slot, *h = *slot;
+
+  for (size_t j = 0; j < n; j++)
+    if (p[j].slot == slot && !finished (p[j].io)) {
+      if (retry && !p[j].retried)
+        p[j].retried = true;
       else
-        p[i].io->err = EIO;
-      p[i].cookie = 0;
+        p[j].io->err = EIO;
+      p[j].cookie = 0;
     }
   *slot = NULL;
+  if (slot != &nm->shared) {
+    pthread_mutex_lock (&registry_lock);
+    forget_conn (nm, h);
+    pthread_mutex_unlock (&registry_lock);
+  }
+  nbd_close (h);
 }
 
 /* Send the next command of every request that has none in flight. */
 static void
-issue_all (struct pending *p, size_t n)
+issue_all (struct pending *p, size_t n, int64_t deadline)
 {
   for (size_t i = 0; i < n; i++) {
     struct member_io *io = p[i].io;
+    struct nbd_member *nm = io->member->priv;
 
     if (p[i].cookie || finished (io))
       continue;
     if (*p[i].slot == NULL)
-      *p[i].slot = member_connect (io->member->priv, io->member->name);
+      *p[i].slot = member_connect (io->member, p[i].slot == &nm->shared,
+                                   deadline);
     if (*p[i].slot == NULL) {
       io->err = EIO;
       continue;
     }
-    if (io->op == MEMBER_PUNCH || io->op == MEMBER_ZERO) {
-      if (!((struct nbd_member *) io->member->priv)->can_zero) {
-        io->err = EOPNOTSUPP;
-        continue;
-      }
+    if ((io->op == MEMBER_PUNCH || io->op == MEMBER_ZERO) && !nm->can_zero) {
+      io->err = EOPNOTSUPP;
+      continue;
     }
     p[i].cookie = issue (*p[i].slot, io, &p[i].sent);
     if (p[i].cookie == -1) {
       nbdkit_error ("member %s: %s", io->member->name, nbd_get_error ());
-      kill_conn (p, n, p[i].slot, true);
+      kill_conn (p, n, i, true);
     }
   }
 }
@@ -309,7 +479,7 @@ reap_all (struct pending *p, size_t n)
     else if (nbd_aio_is_dead (*p[i].slot) || nbd_aio_is_closed (*p[i].slot)) {
       nbdkit_debug ("member %s: connection lost: %s", p[i].io->member->name,
                     nbd_get_error ());
-      kill_conn (p, n, p[i].slot, true);
+      kill_conn (p, n, i, true);
     }
     else {
       int e = nbd_get_errno ();
@@ -328,7 +498,7 @@ static int
 poll_conns (struct pending *p, size_t n, int wait_ms)
 {
   struct pollfd fds[2 * MAX_NBD_MEMBERS];
-  struct nbd_handle **slots[2 * MAX_NBD_MEMBERS];
+  size_t owner[2 * MAX_NBD_MEMBERS];    /* a request on each connection */
   size_t nfds = 0;
 
   for (size_t i = 0; i < n && nfds < 2 * MAX_NBD_MEMBERS; i++) {
@@ -337,15 +507,12 @@ poll_conns (struct pending *p, size_t n, int wait_ms)
     if (p[i].cookie == 0)
       continue;
     for (size_t j = 0; j < nfds; j++)
-      seen |= slots[j] == p[i].slot;
+      seen |= p[owner[j]].slot == p[i].slot;
     if (seen)
       continue;
-    unsigned int dir = nbd_aio_get_direction (*p[i].slot);
-    slots[nfds] = p[i].slot;
+    owner[nfds] = i;
     fds[nfds++] = (struct pollfd) {
-      .fd = nbd_aio_get_fd (*p[i].slot),
-      .events = (dir & LIBNBD_AIO_DIRECTION_READ ? POLLIN : 0) |
-                (dir & LIBNBD_AIO_DIRECTION_WRITE ? POLLOUT : 0),
+      .fd = nbd_aio_get_fd (*p[i].slot), .events = poll_events (*p[i].slot),
     };
   }
   if (nfds == 0)
@@ -353,42 +520,49 @@ poll_conns (struct pending *p, size_t n, int wait_ms)
   if (poll (fds, nfds, wait_ms) == -1)
     return errno == EINTR ? 0 : -1;
   for (size_t j = 0; j < nfds; j++) {
-    struct nbd_handle *h = *slots[j];
-    int r = 0;
+    struct nbd_handle *h = *p[owner[j]].slot;
 
-    if (fds[j].revents & (POLLIN | POLLHUP | POLLERR))
-      r = nbd_aio_notify_read (h);
-    else if (fds[j].revents & POLLOUT)
-      r = nbd_aio_notify_write (h);
-    if (r == -1 || nbd_aio_is_dead (h))
-      kill_conn (p, n, slots[j], true);
+    if (notify (h, fds[j].revents) == -1 || nbd_aio_is_dead (h))
+      kill_conn (p, n, owner[j], true);
   }
   return 0;
 }
 
-/* Lock the shared connections of the batch's members, in id order. */
+/* Lock (or unlock) the shared connections of the batch's members, each
+ * once, in id order, so that two batches cannot deadlock.
+ */
 static void
 lock_shared (struct member_io **ios, size_t n, bool lock)
 {
-  for (int id = 0; id < next_id; id++)
-    for (size_t i = 0; i < n; i++) {
-      struct nbd_member *nm = ios[i]->member->priv;
+  struct nbd_member *order[MAX_NBD_MEMBERS];
+  size_t k = 0;
 
-      if (nm->id == id && !nm->multi_conn) {
-        if (lock)
-          pthread_mutex_lock (&nm->lock);
-        else
-          pthread_mutex_unlock (&nm->lock);
-        break;
-      }
-    }
+  for (size_t i = 0; i < n; i++) {
+    struct nbd_member *nm = ios[i]->member->priv;
+    size_t j = k;
+
+    if (nm->multi_conn)
+      continue;
+    while (j > 0 && order[j - 1]->id > nm->id)
+      j--;
+    if (j > 0 && order[j - 1] == nm)
+      continue;
+    memmove (&order[j + 1], &order[j], (k - j) * sizeof order[0]);
+    order[j] = nm;
+    k++;
+  }
+  for (size_t j = 0; j < k; j++)
+    if (lock)
+      pthread_mutex_lock (&order[j]->lock);
+    else
+      pthread_mutex_unlock (&order[j]->lock);
 }
 
 static int
 nbd_io (struct member_io **ios, size_t n)
 {
   struct pending *p = calloc (n, sizeof *p);
-  uint64_t deadline = now_ms () + timeout_ms;
+  int64_t deadline = now_ms () + timeout_ms;
 
   if (p == NULL) {
     for (size_t i = 0; i < n; i++)
@@ -404,19 +578,22 @@ nbd_io (struct member_io **ios, size_t n)
   }
 
   for (;;) {
-    issue_all (p, n);
+    int left;
+
+    issue_all (p, n, deadline);
     if (!reap_all (p, n))
       break;
-    if (now_ms () >= deadline) {
+    left = ms_left (deadline);
+    if (left == 0) {
       for (size_t i = 0; i < n; i++)
         if (p[i].cookie) {
           nbdkit_error ("member %s: no reply in %d ms, dropping the connection",
                         ios[i]->member->name, timeout_ms);
-          kill_conn (p, n, p[i].slot, false);
+          kill_conn (p, n, i, false);
         }
       break;
     }
-    if (poll_conns (p, n, deadline - now_ms ()) == -1)
+    if (poll_conns (p, n, left) == -1)
       break;
   }
   /* Whatever did not complete failed: never report a short transfer. */
@@ -433,10 +610,12 @@ nbd_member_close (struct member *m)
 {
   struct nbd_member *nm = m->priv;
 
+  id_give_back (nm);
   if (nm->shared)
     nbd_close (nm->shared);
   pthread_mutex_destroy (&nm->lock);
   pthread_mutex_destroy (&nm->backoff_lock);
+  free (nm->conns);
   free (nm->uri);
   free (nm);
   free (m->name);
@@ -465,6 +644,7 @@ member_nbd_open (const char *uri)
   struct member *m = calloc (1, sizeof *m);
   struct nbd_member *nm = calloc (1, sizeof *nm);
   struct nbd_handle *h = NULL;
+  char why[512];
   int64_t size;
 
   if (m == NULL || nm == NULL || (m->name = strdup (uri)) == NULL ||
@@ -472,13 +652,9 @@ member_nbd_open (const char *uri)
     nbdkit_error ("calloc: %m");
     goto err;
   }
-  if (next_id == MAX_NBD_MEMBERS) {
-    nbdkit_error ("member %s: too many NBD members", uri);
-    goto err;
-  }
-  h = connect_uri (uri);
+  h = connect_uri (uri, now_ms () + timeout_ms, why, sizeof why);
   if (h == NULL) {
-    nbdkit_error ("member %s: %s", uri, nbd_get_error ());
+    nbdkit_error ("member %s: %s", uri, why);
     goto err;
   }
   if (nbd_is_read_only (h) == 1) {
@@ -490,15 +666,19 @@ member_nbd_open (const char *uri)
     nbdkit_error ("member %s: %s", uri, nbd_get_error ());
     goto err;
   }
-  nm->id = next_id++;
+  m->size = size;
   nm->multi_conn = nbd_can_multi_conn (h) == 1;
   nm->can_zero = nbd_can_zero (h) == 1;
   m->can_fua = nbd_can_fua (h) == 1;
+  if (id_take (nm) == -1) {
+    nbdkit_error ("member %s: too many NBD members open (at most %d)",
+                  uri, MAX_NBD_MEMBERS);
+    goto err;
+  }
   pthread_mutex_init (&nm->lock, NULL);
   pthread_mutex_init (&nm->backoff_lock, NULL);
   nbd_close (h);
   m->ops = &nbd_ops;
-  m->size = size;
   m->priv = nm;
   return m;
 
