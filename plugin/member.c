@@ -44,6 +44,7 @@ member_missing (void)
   }
   m->ops = &missing_ops;
   m->size = UINT64_MAX;
+  m->align = 1;
   m->state = MEMBER_FAILED;
   return m;
 }
@@ -61,11 +62,15 @@ member_fail (struct member *m, int err)
 struct member *
 member_open (const char *name, bool direct)
 {
+  struct member *m;
+
   if (strcmp (name, "missing") == 0)
     return member_missing ();
-  if (member_is_uri (name))
-    return member_nbd_open (name);
-  return member_file_open (name, direct);
+  m = member_is_uri (name) ? member_nbd_open (name)
+    : member_file_open (name, direct);
+  if (m && m->align == 0)       /* the file backend leaves it to us */
+    m->align = m->direct ? MEMBER_MAX_ALIGN : 1;
+  return m;
 }
 
 void

@@ -13,6 +13,15 @@
  * sets err (an errno value) on each one that failed, and returns -1 with
  * errno set to the first failure.  Short transfers and EINTR/EAGAIN are
  * the backend's business and never reach the caller.
+ *
+ * Alignment.  Every member has an alignment (align, a power of two, at
+ * most MEMBER_MAX_ALIGN): the offset and length of each of its requests
+ * must be multiples of it.  Files opened with O_DIRECT have 4096 (and
+ * need aligned buffers too, direct); NBD exports have the minimum block
+ * size their server advertises.  The stripe cache works in whole 4 KiB
+ * pages from 4 KiB-aligned offsets, which suits every member whose
+ * alignment divides 4096 and the data offset; array.c bounces the reads
+ * that go straight to a member (see needs_bounce there).
  */
 
 #ifndef RAID_MEMBER_H
@@ -29,6 +38,8 @@ enum member_op {
   MEMBER_PUNCH,                 /* deallocate; reads back as zeroes */
   MEMBER_ZERO,                  /* write zeroes without moving data */
 };
+
+#define MEMBER_MAX_ALIGN 4096
 
 struct member;
 
@@ -69,6 +80,7 @@ struct member {
   char *name;                   /* as the user wrote it, for messages */
   uint64_t size;                /* bytes */
   bool direct;                  /* buffers and offsets must be 4K aligned */
+  uint32_t align;               /* offsets and lengths: multiples of this */
   bool can_fua;                 /* writes can be made durable one by one
                                    (member_io.fua), without a whole flush */
   int state;                    /* enum member_state; atomic */

@@ -36,6 +36,7 @@
  *
  * PUNCH and ZERO are NBD_CMD_WRITE_ZEROES (with and without the may-trim
  * flag): a plain NBD trim need not read back as zeroes, so it is never used.
+ * Commands are at most 32 MiB, or the server's maximum block size.
  *
  * Locking order: a member's lock (shared connection) -> registry_lock;
  * backoff_lock alone.
@@ -71,6 +72,7 @@ struct nbd_member {
   uint64_t gen;                 /* unique to this member, never reused */
   char *uri;
   bool multi_conn, can_zero;
+  uint64_t max_command;         /* bytes per command */
   pthread_mutex_t lock;         /* the shared connection's batches */
   struct nbd_handle *shared;    /* without multi-conn */
   pthread_mutex_t backoff_lock; /* the two fields below */
@@ -365,12 +367,13 @@ struct pending {
 static int64_t
 issue (struct nbd_handle *h, struct member_io *io, uint64_t *sent)
 {
+  struct nbd_member *nm = io->member->priv;
   uint64_t len = io->len - io->done;
   uint8_t *buf = (uint8_t *) io->buf + io->done;
   uint64_t off = io->offset + io->done;
 
-  if (len > MAX_COMMAND)
-    len = MAX_COMMAND;
+  if (len > nm->max_command)
+    len = nm->max_command;
   *sent = len;
   switch (io->op) {
   case MEMBER_READ:
@@ -635,6 +638,31 @@ member_is_uri (const char *name)
     strncmp (name, "nbd+", 4) == 0 || strncmp (name, "nbds+", 5) == 0;
 }
 
+/* What the server says about block sizes; -1 (nbdkit_error) if the
+ * array cannot honour its minimum.
+ */
+static int
+take_block_sizes (struct member *m, struct nbd_member *nm,
+                  struct nbd_handle *h)
+{
+  int64_t min = nbd_get_block_size (h, LIBNBD_SIZE_MINIMUM);
+  int64_t max = nbd_get_block_size (h, LIBNBD_SIZE_MAXIMUM);
+
+  if (min <= 0)                 /* none advertised */
+    min = 1;
+  if (min > MEMBER_MAX_ALIGN || (min & (min - 1))) {
+    nbdkit_error ("member %s: the server's minimum block size is %" PRId64
+                  " bytes: members need a power of two of at most %d",
+                  m->name, min, MEMBER_MAX_ALIGN);
+    return -1;
+  }
+  m->align = min;
+  nm->max_command = MAX_COMMAND;
+  if (max >= min && max < MAX_COMMAND)
+    nm->max_command = max / min * min;
+  return 0;
+}
+
 /* Connect once to learn the size and what the server can do; the
  * connections that serve come later, per thread.
  */
@@ -667,6 +695,8 @@ member_nbd_open (const char *uri)
     goto err;
   }
   m->size = size;
+  if (take_block_sizes (m, nm, h) == -1)
+    goto err;
   nm->multi_conn = nbd_can_multi_conn (h) == 1;
   nm->can_zero = nbd_can_zero (h) == 1;
   m->can_fua = nbd_can_fua (h) == 1;

@@ -69,6 +69,8 @@ TESTS += test-raid-remote-hang.sh
 EXTRA_DIST += test-raid-remote-hang.sh
 TESTS += test-raid-remote-restart.sh
 EXTRA_DIST += test-raid-remote-restart.sh
+TESTS += test-raid-remote-blocksize.sh
+EXTRA_DIST += test-raid-remote-blocksize.sh remote_blocksize.py
 TESTS += test-raid-fail-random.sh
 EXTRA_DIST += test-raid-fail-random.sh
 
