@@ -60,7 +60,7 @@ open_members (struct array *a, const struct array_config *cfg)
     a->nmembers = i + 1;
     for (int j = 0; j < i; j++)
       if (member_same (a->members[i], a->members[j])) {
-        nbdkit_error ("member %s: the same file or device as member %d (%s)",
+        nbdkit_error ("member %s: the same disk as member %d (%s)",
                       cfg->disks[i], j, cfg->disks[j]);
         return -1;
       }

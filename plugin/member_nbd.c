@@ -34,12 +34,76 @@
  * time left is computed from one clock read, signed, and never negative
  * (poll(2) takes a negative timeout as "forever").
  *
+ * Identity (design.md section 8).  Every new connection is checked before
+ * anything is sent on it: the same size as at open, a minimum block size
+ * the member's alignment covers, writable; and then
+ *  - if the array gave the member an identity (member.h: md arrays give
+ *    the member's superblock, with its set UUID, device UUID, dev_number
+ *    and a lower bound for its event count), the range it names is read
+ *    on the new connection and the array's callback judges it.  This
+ *    file never parses what it reads.
+ *  - otherwise the new connection must reach the same server instance as
+ *    the connection made at open, which is kept for that: the sentinel.
+ *    The new connection must lead to the same server endpoint (below),
+ *    and the sentinel must answer a request sent after the new
+ *    connection's handshake.  A server that was restarted, or replaced
+ *    by another, has closed the sentinel, and then nothing proves that
+ *    the server holds the member's data: the member fails, and the
+ *    operator replaces it.  Without multi-conn the sentinel is the
+ *    serving connection itself, so such a member never reconnects
+ *    without an identity.  (A server that drops idle connections thus
+ *    fails raw members at their next new connection: the price of not
+ *    trusting a disk nobody vouches for.)  Once a member has an identity,
+ *    its sentinel is closed.
+ * A member that fails a check is failed with the reason (member_fail_
+ * because), and no request is sent to it again (untrusted).  A check that
+ * cannot be made (a timeout, a read error) is a failed connection attempt
+ * like any other.
+ *
+ * Why a sentinel rather than a mark written on the disk: every byte of a
+ * raw member belongs to the array's data (any header would move the data
+ * and make the members unreadable to anything else), and a mark the
+ * server keeps (an export description, say) is only a name.  A live
+ * connection to the same process is evidence of the disk; a restart is
+ * exactly the case where that evidence is lost and data may not be there
+ * (an empty memory disk, a different file).  md arrays have a real
+ * identity on the disk, so they reconnect across restarts.
+ *
+ * Aliases.  Two URIs can name one export (nbd://localhost:P and
+ * nbd://127.0.0.1:P; two spellings of one socket path), and two members
+ * that are one disk would silently destroy the redundancy.  So
+ * member_nbd_same compares what the open connections lead to, never the
+ * URIs: the same size, the same export name, and the same server:
+ *  - Unix sockets: the server process, from the connection's peer
+ *    credentials (SO_PEERCRED).  That is a property of the connection, not
+ *    of the path, so symlinks, "/./", relative paths and bind mounts all
+ *    lead to one pid; stat(2) on the path would see the name at another
+ *    moment than the connection, and a renamed or re-bound socket file
+ *    would fool it.  One nbdkit process serves one socket.
+ *  - TCP: the numeric peer address and port of the connection (so two host
+ *    names of one address match), with every loopback address (127/8, ::1,
+ *    IPv4-mapped) taken as one: localhost resolves to ::1 or 127.0.0.1
+ *    depending on the resolver, and a server on a loopback port usually
+ *    listens on both.  Two different servers on two loopback addresses
+ *    with one port number are then refused as aliases: the safe mistake.
+ *    One server reached through a loopback and a non-loopback address
+ *    (nbd://$(hostname):P, where the name resolves to a LAN address) is
+ *    not recognised; nor are two servers
+ *    exporting one file, or one server that ignores export names reached
+ *    under two, which only md superblocks can tell (two members with one
+ *    device UUID hold one dev_number, and md_array.c refuses two members
+ *    that claim one role).
+ *  - Other transports (vsock): no alias detection.
+ * A new connection's endpoint is compared the same way to the sentinel's.
+ *
  * PUNCH and ZERO are NBD_CMD_WRITE_ZEROES (with and without the may-trim
  * flag): a plain NBD trim need not read back as zeroes, so it is never used.
  * Commands are at most 32 MiB, or the server's maximum block size.
  *
- * Locking order: a member's lock (shared connection) -> registry_lock;
- * backoff_lock alone.
+ * Locking order: a member's lock (its shared connection) before its
+ * sentinel_lock or registry_lock, which are never held together;
+ * backoff_lock alone.  The identity callback may run with a member's lock
+ * held (and md_array.c's) and takes only its own.
  */
 
 #include <config.h>
@@ -47,11 +111,13 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -67,14 +133,30 @@
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 5000
 
+/* Where a connection leads: see Aliases above. */
+struct endpoint {
+  int family;                   /* AF_UNIX, AF_INET6 (IPv4 mapped), or 0:
+                                   unknown */
+  pid_t pid;                    /* AF_UNIX: the server process */
+  uint8_t addr[16];             /* TCP: the server, loopback as ::1 */
+  uint16_t port;
+};
+
 struct nbd_member {
   int id;                       /* slot in every thread's connections */
   uint64_t gen;                 /* unique to this member, never reused */
   char *uri;
+  char *export_name;
+  struct endpoint server;       /* of the connection made at open */
   bool multi_conn, can_zero;
   uint64_t max_command;         /* bytes per command */
+  bool untrusted;               /* failed an identity check: no more I/O;
+                                   atomic */
   pthread_mutex_t lock;         /* the shared connection's batches */
   struct nbd_handle *shared;    /* without multi-conn */
+  pthread_mutex_t sentinel_lock; /* the two fields below, and its use */
+  struct nbd_handle *sentinel;  /* with multi-conn, until an identity */
+  const char *sentinel_lost;    /* why there is none, if there is none */
   pthread_mutex_t backoff_lock; /* the two fields below */
   int64_t retry_after_ms;       /* no connection attempt before this */
   unsigned int backoff_ms;
@@ -255,6 +337,27 @@ step (struct nbd_handle *h, int64_t deadline)
   return r == 0 ? 0 : notify (h, pfd.revents);
 }
 
+/* Run the command `cookie` on h to its end, or until deadline.  1: it
+ * succeeded; 0: the server answered it with an error; -1: no answer (the
+ * connection died or the deadline passed).
+ */
+static int
+finish_command (struct nbd_handle *h, int64_t cookie, int64_t deadline)
+{
+  if (cookie == -1)
+    return -1;
+  for (;;) {
+    int r = nbd_aio_command_completed (h, cookie);
+
+    if (r == 1)
+      return 1;
+    if (r == -1)
+      return nbd_aio_is_dead (h) == 1 || nbd_aio_is_closed (h) == 1 ? -1 : 0;
+    if (step (h, deadline) == -1)
+      return -1;
+  }
+}
+
 /* Connect and handshake before deadline: a server that accepts but never
  * answers must not hang the request that needed it.  NULL with why.
  */
@@ -287,8 +390,231 @@ connect_uri (const char *uri, int64_t deadline, char *why, size_t whylen)
   return NULL;
 }
 
-/* A new connection to m, unless backing off after a recent failure.
- * shared: the shared connection (not a thread's).  NULL: EIO.
+static bool
+is_loopback (const uint8_t *a)
+{
+  static const uint8_t v6[16] = { [15] = 1 };
+  static const uint8_t v4_mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+  return memcmp (a, v6, 16) == 0 ||
+    (memcmp (a, v4_mapped, 12) == 0 && a[12] == 127);
+}
+
+static void
+endpoint_of (struct nbd_handle *h, struct endpoint *e)
+{
+  struct sockaddr_storage ss;
+  socklen_t len = sizeof ss;
+  int fd = nbd_aio_get_fd (h);
+
+  memset (e, 0, sizeof *e);
+  if (fd == -1 || getpeername (fd, (struct sockaddr *) &ss, &len) == -1)
+    return;
+  if (ss.ss_family == AF_UNIX) {
+    struct ucred cred;
+    socklen_t n = sizeof cred;
+
+    if (getsockopt (fd, SOL_SOCKET, SO_PEERCRED, &cred, &n) == 0 &&
+        cred.pid > 0) {
+      e->family = AF_UNIX;
+      e->pid = cred.pid;
+    }
+  }
+  else if (ss.ss_family == AF_INET) {
+    const struct sockaddr_in *in = (const struct sockaddr_in *) &ss;
+
+    e->family = AF_INET6;
+    e->addr[10] = e->addr[11] = 0xff;
+    memcpy (e->addr + 12, &in->sin_addr, 4);
+    e->port = ntohs (in->sin_port);
+  }
+  else if (ss.ss_family == AF_INET6) {
+    const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *) &ss;
+
+    e->family = AF_INET6;
+    memcpy (e->addr, &in6->sin6_addr, 16);
+    e->port = ntohs (in6->sin6_port);
+  }
+  if (e->family == AF_INET6 && is_loopback (e->addr)) {
+    memset (e->addr, 0, 16);
+    e->addr[15] = 1;
+  }
+}
+
+/* Whether a and b are known to be one server. */
+static bool
+same_server (const struct endpoint *a, const struct endpoint *b)
+{
+  if (a->family == 0 || a->family != b->family)
+    return false;
+  if (a->family == AF_UNIX)
+    return a->pid == b->pid;
+  return a->port == b->port && memcmp (a->addr, b->addr, 16) == 0;
+}
+
+static void
+describe_endpoint (const struct endpoint *e, char *s, size_t n)
+{
+  if (e->family == AF_UNIX)
+    snprintf (s, n, "server process %d", (int) e->pid);
+  else if (e->family == AF_INET6) {
+    char a[64] = "";
+
+    for (int i = 0; i < 16; i += 2)
+      snprintf (a + strlen (a), sizeof a - strlen (a), "%s%x", i ? ":" : "",
+                e->addr[i] << 8 | e->addr[i + 1]);
+    snprintf (s, n, "[%s]:%u", a, e->port);
+  }
+  else
+    snprintf (s, n, "an unknown server");
+}
+
+/* The member's data cannot be trusted on h: fail it for good. */
+static void
+distrust (struct member *m, const char *why)
+{
+  struct nbd_member *nm = m->priv;
+  char msg[640];
+
+  __atomic_store_n (&nm->untrusted, true, __ATOMIC_RELEASE);
+  snprintf (msg, sizeof msg, "a new connection is not the member's disk: %s",
+            why);
+  member_fail_because (m, msg);
+}
+
+/* After its handshake, is new connection h to the server of the
+ * sentinel, and does the sentinel still answer?  0 yes, -2 no (why).
+ */
+static int
+check_same_server (struct member *m, struct nbd_handle *h, int64_t deadline,
+                   char *why, size_t whylen)
+{
+  struct nbd_member *nm = m->priv;
+  struct endpoint e;
+  int r = 0;
+
+  if (!nm->multi_conn) {
+    snprintf (why, whylen, "its only connection was lost (the server offers "
+              "no multi-conn), and without md metadata nothing proves that "
+              "the server still holds its data");
+    return -2;
+  }
+  pthread_mutex_lock (&nm->sentinel_lock);
+  if (nm->sentinel) {
+    char buf[MEMBER_MAX_ALIGN];
+    int64_t c = nbd_aio_pread (nm->sentinel, buf, m->align, 0,
+                               NBD_NULL_COMPLETION, 0);
+
+    if (finish_command (nm->sentinel, c, deadline) == -1) {
+      nbd_close (nm->sentinel);
+      nm->sentinel = NULL;
+      nm->sentinel_lost = "its server was restarted or replaced (the "
+        "connection made at open is gone or does not answer), and without md "
+        "metadata nothing proves that the server still holds its data: "
+        "replace the member";
+    }
+  }
+  if (nm->sentinel == NULL) {
+    snprintf (why, whylen, "%s", nm->sentinel_lost);
+    r = -2;
+  }
+  endpoint_of (h, &e);
+  if (r == 0 && nm->server.family != 0 && !same_server (&e, &nm->server)) {
+    char was[128], now[128];
+
+    describe_endpoint (&nm->server, was, sizeof was);
+    describe_endpoint (&e, now, sizeof now);
+    snprintf (why, whylen, "it reached %s, not %s as at open", now, was);
+    r = -2;
+  }
+  pthread_mutex_unlock (&nm->sentinel_lock);
+  return r;
+}
+
+/* Read the member's identity range on h and let the array judge it.
+ * 0 it is the member, -1 it could not be read, -2 it is not the member.
+ */
+static int
+check_identity (struct member *m, struct member_identity *id,
+                struct nbd_handle *h, int64_t deadline, char *why,
+                size_t whylen)
+{
+  struct nbd_member *nm = m->priv;
+  void *buf = malloc (id->len);
+  const char *bad;
+  int r;
+
+  if (buf == NULL) {
+    snprintf (why, whylen, "out of memory");
+    return -1;
+  }
+  r = finish_command (h, nbd_aio_pread (h, buf, id->len, id->offset,
+                                        NBD_NULL_COMPLETION, 0), deadline);
+  if (r != 1) {
+    snprintf (why, whylen, "cannot read its identity at offset %" PRIu64
+              ": %s", id->offset, r == 0 ? nbd_get_error () : "no answer");
+    free (buf);
+    return -1;
+  }
+  bad = id->verify (id, buf, why, whylen);
+  free (buf);
+  if (bad) {
+    if (bad != why)
+      snprintf (why, whylen, "%s", bad);
+    return -2;
+  }
+  /* The identity replaces the sentinel for good. */
+  pthread_mutex_lock (&nm->sentinel_lock);
+  if (nm->sentinel) {
+    nbd_close (nm->sentinel);
+    nm->sentinel = NULL;
+    nm->sentinel_lost = "its sentinel was closed";
+  }
+  pthread_mutex_unlock (&nm->sentinel_lock);
+  return 0;
+}
+
+/* Is new connection h to m's disk (see Identity above)?  0 yes; -1 the
+ * check could not be made (why); -2 no: m is failed.
+ */
+static int
+check_conn (struct member *m, struct nbd_handle *h, int64_t deadline,
+            char *why, size_t whylen)
+{
+  struct member_identity *id = member_identity (m);
+  int64_t size = nbd_get_size (h);
+  int64_t min = nbd_get_block_size (h, LIBNBD_SIZE_MINIMUM);
+  int r;
+
+  if (size == -1) {
+    snprintf (why, whylen, "%s", nbd_get_error ());
+    return -1;
+  }
+  if ((uint64_t) size != m->size) {
+    snprintf (why, whylen, "it has %" PRId64 " bytes, not %" PRIu64,
+              size, m->size);
+    r = -2;
+  }
+  else if (min > m->align) {
+    snprintf (why, whylen, "its minimum block size is %" PRId64 " bytes, not "
+              "%" PRIu32, min, m->align);
+    r = -2;
+  }
+  else if (nbd_is_read_only (h) == 1) {
+    snprintf (why, whylen, "it is exported read-only");
+    r = -2;
+  }
+  else if (id)
+    r = check_identity (m, id, h, deadline, why, whylen);
+  else
+    r = check_same_server (m, h, deadline, why, whylen);
+  if (r == -2)
+    distrust (m, why);
+  return r;
+}
+
+/* A new, checked connection to m, unless backing off after a recent
+ * failure.  shared: the shared connection (not a thread's).  NULL: EIO.
  */
 static struct nbd_handle *
 member_connect (struct member *m, bool shared, int64_t deadline)
@@ -297,6 +623,7 @@ member_connect (struct member *m, bool shared, int64_t deadline)
   struct nbd_handle *h;
   char why[512];
   bool backing_off;
+  int r = -1;
 
   pthread_mutex_lock (&nm->backoff_lock);
   backing_off = now_ms () < nm->retry_after_ms;
@@ -305,11 +632,18 @@ member_connect (struct member *m, bool shared, int64_t deadline)
     return NULL;
 
   h = connect_uri (nm->uri, deadline, why, sizeof why);
-  if (h && !shared && remember_conn (nm, h) == -1) {
+  if (h)
+    r = check_conn (m, h, deadline, why, sizeof why);
+  if (r == 0 && !shared && remember_conn (nm, h) == -1) {
     snprintf (why, sizeof why, "out of memory");
+    r = -1;
+  }
+  if (r != 0 && h) {
     nbd_close (h);
     h = NULL;
   }
+  if (r == -2)
+    return NULL;                /* failed for good, and logged */
 
   pthread_mutex_lock (&nm->backoff_lock);
   if (h)
@@ -439,6 +773,10 @@ issue_all (struct pending *p, size_t n, int64_t deadline)
 
     if (p[i].cookie || finished (io))
       continue;
+    if (__atomic_load_n (&nm->untrusted, __ATOMIC_ACQUIRE)) {
+      io->err = EIO;
+      continue;
+    }
     if (*p[i].slot == NULL)
       *p[i].slot = member_connect (io->member, p[i].slot == &nm->shared,
                                    deadline);
@@ -616,9 +954,13 @@ nbd_member_close (struct member *m)
   id_give_back (nm);
   if (nm->shared)
     nbd_close (nm->shared);
+  if (nm->sentinel)
+    nbd_close (nm->sentinel);
   pthread_mutex_destroy (&nm->lock);
+  pthread_mutex_destroy (&nm->sentinel_lock);
   pthread_mutex_destroy (&nm->backoff_lock);
   free (nm->conns);
+  free (nm->export_name);
   free (nm->uri);
   free (nm);
   free (m->name);
@@ -663,8 +1005,10 @@ take_block_sizes (struct member *m, struct nbd_member *nm,
   return 0;
 }
 
-/* Connect once to learn the size and what the server can do; the
- * connections that serve come later, per thread.
+/* Connect once to learn the size, what the server can do and where it
+ * is; that connection stays open as the sentinel (or, without
+ * multi-conn, as the shared connection).  The connections that serve
+ * come later, per thread.
  */
 struct member *
 member_nbd_open (const char *uri)
@@ -690,13 +1034,15 @@ member_nbd_open (const char *uri)
     goto err;
   }
   size = nbd_get_size (h);
-  if (size == -1) {
+  nm->export_name = nbd_get_export_name (h);
+  if (size == -1 || nm->export_name == NULL) {
     nbdkit_error ("member %s: %s", uri, nbd_get_error ());
     goto err;
   }
   m->size = size;
   if (take_block_sizes (m, nm, h) == -1)
     goto err;
+  endpoint_of (h, &nm->server);
   nm->multi_conn = nbd_can_multi_conn (h) == 1;
   nm->can_zero = nbd_can_zero (h) == 1;
   m->can_fua = nbd_can_fua (h) == 1;
@@ -706,8 +1052,12 @@ member_nbd_open (const char *uri)
     goto err;
   }
   pthread_mutex_init (&nm->lock, NULL);
+  pthread_mutex_init (&nm->sentinel_lock, NULL);
   pthread_mutex_init (&nm->backoff_lock, NULL);
-  nbd_close (h);
+  if (nm->multi_conn)
+    nm->sentinel = h;
+  else
+    nm->shared = h;
   m->ops = &nbd_ops;
   m->priv = nm;
   return m;
@@ -715,8 +1065,10 @@ member_nbd_open (const char *uri)
  err:
   if (h)
     nbd_close (h);
-  if (nm)
+  if (nm) {
+    free (nm->export_name);
     free (nm->uri);
+  }
   if (m)
     free (m->name);
   free (nm);
@@ -727,6 +1079,8 @@ member_nbd_open (const char *uri)
 bool
 member_nbd_same (const struct member *a, const struct member *b)
 {
-  return strcmp (((struct nbd_member *) a->priv)->uri,
-                 ((struct nbd_member *) b->priv)->uri) == 0;
+  const struct nbd_member *na = a->priv, *nb = b->priv;
+
+  return a->size == b->size && same_server (&na->server, &nb->server) &&
+    strcmp (na->export_name, nb->export_name) == 0;
 }
