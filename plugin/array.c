@@ -38,6 +38,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,12 +61,33 @@ open_members (struct array *a, const struct array_config *cfg)
     a->nmembers = i + 1;
     for (int j = 0; j < i; j++)
       if (member_same (a->members[i], a->members[j])) {
-        nbdkit_error ("member %s: the same file or device as member %d (%s)",
+        nbdkit_error ("member %s: the same disk as member %d (%s)",
                       cfg->disks[i], j, cfg->disks[j]);
         return -1;
       }
   }
   return 0;
+}
+
+/* The stripe cache reads and writes whole 4 KiB pages from the data
+ * offset on, and the metadata is 4 KiB aligned: a member whose alignment
+ * does not divide both cannot be served.
+ */
+const char *
+array_cannot_align (const struct array *a, const struct member *m)
+{
+  static __thread char msg[256];
+
+  if (m->align > MEMBER_MAX_ALIGN)
+    snprintf (msg, sizeof msg, "its block size (%" PRIu32 " bytes) is over "
+              "%d", m->align, MEMBER_MAX_ALIGN);
+  else if (a->g.data_offset % m->align)
+    snprintf (msg, sizeof msg, "its block size (%" PRIu32 " bytes) does not "
+              "divide the data offset (%" PRIu64 " bytes)", m->align,
+              a->g.data_offset);
+  else
+    return NULL;
+  return msg;
 }
 
 static uint64_t
@@ -120,6 +142,12 @@ array_open (const struct array_config *cfg_in)
       nbdkit_error ("raid: %s", why);
     goto err;
   }
+
+  for (int i = 0; i < a->nmembers; i++)
+    if ((why = array_cannot_align (a, a->members[i])) != NULL) {
+      nbdkit_error ("member %s: %s", a->members[i]->name, why);
+      goto err;
+    }
 
   if (array_failed_members (a) > array_tolerance (a)) {
     nbdkit_error ("raid: %d members are missing, RAID-%d can serve with at "
@@ -202,27 +230,29 @@ array_close (struct array *a)
   free (a);
 }
 
-/* With O_DIRECT, a piece that is not page aligned in memory, offset or
- * length is read through an aligned bounce buffer.
+/* A piece the member cannot take as it is is read through an aligned
+ * bounce buffer: an offset or length that is not a multiple of the
+ * member's alignment (O_DIRECT: 4K; an NBD export: its minimum block
+ * size), or, with O_DIRECT, a buffer not page aligned in memory.
  */
 static bool
-needs_bounce (const struct array *a, const void *buf, uint64_t len,
+needs_bounce (const struct member *m, const void *buf, uint64_t len,
               uint64_t off)
 {
-  return a->direct &&
-    ((uintptr_t) buf % PAGE || len % PAGE || off % PAGE);
+  return len % m->align || off % m->align ||
+    (m->direct && (uintptr_t) buf % PAGE);
 }
 
 static int
 read_bounced (struct member *m, void *buf, uint64_t len, uint64_t off)
 {
-  uint64_t lo = off / PAGE * PAGE;
-  uint64_t hi = (off + len + PAGE - 1) / PAGE * PAGE;
+  uint64_t lo = off / m->align * m->align;
+  uint64_t hi = (off + len + m->align - 1) / m->align * m->align;
   struct member_io io = { .member = m, .op = MEMBER_READ, .len = hi - lo,
                           .offset = lo };
   int r;
 
-  io.buf = aligned_alloc (PAGE, hi - lo);
+  io.buf = aligned_alloc (PAGE, (hi - lo + PAGE - 1) / PAGE * PAGE);
   if (io.buf == NULL)
     return -1;
   r = member_io_run (&io, 1);
@@ -297,7 +327,7 @@ array_read (struct array *a, void *buf, uint64_t count, uint64_t offset)
 
     if (!member_readable (m, loc.stripe))
       r = read_degraded (a, p, len, offset);
-    else if (needs_bounce (a, p, len, moff)) {
+    else if (needs_bounce (m, p, len, moff)) {
       if (read_bounced (m, p, len, moff) == -1)
         r = fail_members (a, &(struct member_io) { .member = m, .err = errno }, 1)
           ?: read_degraded (a, p, len, offset);

@@ -71,6 +71,9 @@ int array_zero (struct array *a, uint64_t count, uint64_t offset,
 int array_trim (struct array *a, uint64_t count, uint64_t offset, bool fua);
 int array_flush (struct array *a);
 
+/* NULL if the array can serve m's alignment (member.h), else why not. */
+const char *array_cannot_align (const struct array *a, const struct member *m);
+
 /* How many members may fail (1 or 2), and how many have. */
 int array_tolerance (const struct array *a);
 int array_failed_members (const struct array *a);

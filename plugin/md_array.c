@@ -30,6 +30,10 @@
  * data-offset is given; members that already carry a superblock are refused
  * unless force=true.  The new array is resynchronised in the background.
  * It gets an internal write-intent bitmap unless bitmap=none.
+ *
+ * Member identity (member.h, design.md section 8).  A member that can
+ * reconnect (an NBD export) checks every new connection against what
+ * this file last wrote to it: see write_super below.
  */
 
 #include <config.h>
@@ -71,6 +75,124 @@ struct md_array {
   uint64_t writes;              /* in flight; atomic */
 };
 
+/* A member's md identity: the superblock a new connection to it must
+ * find at 4 KiB, with the same set UUID, device UUID and dev_number, and
+ * an event count not behind (a server restarted over an older copy of
+ * the disk is behind; an empty or foreign disk has no such superblock).
+ * While a superblock is being written (in_flight) either the old one or
+ * the new one may be there.  It has its own lock, never md->lock: the
+ * check runs inside member I/O, which update() does holding md->lock.
+ * Only this file gives members identities, so a member's identity, if it
+ * has one, is a struct md_identity.
+ */
+struct md_who {
+  uint8_t set_uuid[16], device_uuid[16];
+  uint32_t dev_number;
+  uint64_t events;              /* at least */
+};
+
+struct md_identity {
+  struct member_identity base;
+  pthread_mutex_t lock;         /* the fields below */
+  struct md_who written, writing;
+  bool in_flight;               /* writing is being written */
+};
+
+static bool
+is_who (const struct md_super *sb, const struct md_who *w)
+{
+  return memcmp (sb->set_uuid, w->set_uuid, 16) == 0 &&
+    memcmp (sb->device_uuid, w->device_uuid, 16) == 0 &&
+    sb->dev_number == w->dev_number && sb->events >= w->events;
+}
+
+static const char *
+md_identity_verify (struct member_identity *id, const void *buf, char *why,
+                    size_t whylen)
+{
+  struct md_identity *mi = (struct md_identity *) id;
+  struct md_super *sb = malloc (sizeof *sb);
+  const char *bad = NULL;
+  int r;
+
+  if (sb == NULL)
+    return "out of memory";
+  r = md_super_parse (buf, sb, &bad);
+  if (r == 0)
+    bad = "it has no md superblock at 4 KiB";
+  else if (r == 1) {
+    const struct md_who *w = &mi->written;
+
+    pthread_mutex_lock (&mi->lock);
+    if (is_who (sb, w) || (mi->in_flight && is_who (sb, &mi->writing)))
+      bad = NULL;
+    else if (memcmp (sb->set_uuid, w->set_uuid, 16))
+      bad = "its md superblock belongs to another array (set UUID)";
+    else if (memcmp (sb->device_uuid, w->device_uuid, 16) ||
+             sb->dev_number != w->dev_number)
+      bad = "its md superblock is another member's (device UUID, dev_number)";
+    else {
+      snprintf (why, whylen, "its md superblock is behind (events %" PRIu64
+                "; the last one written to it had %" PRIu64 "): an older "
+                "copy of the disk", sb->events, w->events);
+      bad = why;
+    }
+    pthread_mutex_unlock (&mi->lock);
+  }
+  free (sb);
+  return bad;
+}
+
+static void
+md_identity_free (struct member_identity *id)
+{
+  struct md_identity *mi = (struct md_identity *) id;
+
+  pthread_mutex_destroy (&mi->lock);
+  free (mi);
+}
+
+/* sb is on m (written), or is about to be written to it. */
+static void
+expect_super (struct member *m, const struct md_super *sb, bool written)
+{
+  struct md_identity *mi = (struct md_identity *) member_identity (m);
+  struct md_who w = { .dev_number = sb->dev_number, .events = sb->events };
+
+  memcpy (w.set_uuid, sb->set_uuid, 16);
+  memcpy (w.device_uuid, sb->device_uuid, 16);
+  if (mi == NULL) {
+    if (!written || (mi = calloc (1, sizeof *mi)) == NULL)
+      return;                   /* checked from its first superblock on */
+    mi->base = (struct member_identity) {
+      .offset = MD_SB_OFFSET, .len = MD_SB_BYTES,
+      .verify = md_identity_verify, .free = md_identity_free,
+    };
+    pthread_mutex_init (&mi->lock, NULL);
+    mi->written = w;
+    member_set_identity (m, &mi->base);
+    return;
+  }
+  pthread_mutex_lock (&mi->lock);
+  if (written)
+    mi->written = w;
+  else
+    mi->writing = w;
+  mi->in_flight = !written;
+  pthread_mutex_unlock (&mi->lock);
+}
+
+/* Write m's superblock, keeping m's identity true meanwhile. */
+static int
+write_super (struct member *m, const struct md_super *sb)
+{
+  expect_super (m, sb, false);
+  if (md_super_write (m, sb) == -1)
+    return -1;
+  expect_super (m, sb, true);
+  return 0;
+}
+
 static void
 uuid_text (const uint8_t *u, char *s)
 {
@@ -103,8 +225,10 @@ read_all (struct array *a, const struct array_config *cfg,
       nbdkit_error ("member %s: %s", cfg->disks[i], why);
       return -1;
     }
-    if (r == 1)
+    if (r == 1) {
       (*found)++;
+      expect_super (a->members[i], &sbs[i], true);
+    }
     else
       sbs[i].role = -3;         /* no superblock */
   }
@@ -548,7 +672,7 @@ update (struct array *a, struct md_array *md, bool clean)
       sb.recovery_offset = __atomic_load_n (&m->recovery_stripe,
                                             __ATOMIC_ACQUIRE) * a->g.chunk;
     }
-    if (md_super_write (m, &sb) == -1) {
+    if (write_super (m, &sb) == -1) {
       member_fail (m, errno ? errno : EIO);
       r = -1;
     }

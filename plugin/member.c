@@ -44,35 +44,61 @@ member_missing (void)
   }
   m->ops = &missing_ops;
   m->size = UINT64_MAX;
+  m->align = 1;
   m->state = MEMBER_FAILED;
   return m;
 }
 
 void
-member_fail (struct member *m, int err)
+member_fail_because (struct member *m, const char *why)
 {
   int old = __atomic_exchange_n (&m->state, MEMBER_FAILED, __ATOMIC_ACQ_REL);
 
   if (old != MEMBER_FAILED)
     nbdkit_error ("member %s failed (%s): it will not be used again",
-                  m->name, strerror (err));
+                  m->name, why);
+}
+
+void
+member_fail (struct member *m, int err)
+{
+  member_fail_because (m, strerror (err));
+}
+
+bool
+member_set_identity (struct member *m, struct member_identity *id)
+{
+  struct member_identity *none = NULL;
+
+  if (__atomic_compare_exchange_n (&m->identity, &none, id, false,
+                                   __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+    return true;
+  id->free (id);
+  return false;
 }
 
 struct member *
 member_open (const char *name, bool direct)
 {
+  struct member *m;
+
   if (strcmp (name, "missing") == 0)
     return member_missing ();
-  if (member_is_uri (name))
-    return member_nbd_open (name);
-  return member_file_open (name, direct);
+  m = member_is_uri (name) ? member_nbd_open (name)
+    : member_file_open (name, direct);
+  if (m && m->align == 0)       /* the file backend leaves it to us */
+    m->align = m->direct ? MEMBER_MAX_ALIGN : 1;
+  return m;
 }
 
 void
 member_close (struct member *m)
 {
-  if (m)
-    m->ops->close (m);
+  if (m == NULL)
+    return;
+  if (m->identity)
+    m->identity->free (m->identity);
+  m->ops->close (m);
 }
 
 bool

@@ -13,6 +13,27 @@
  * sets err (an errno value) on each one that failed, and returns -1 with
  * errno set to the first failure.  Short transfers and EINTR/EAGAIN are
  * the backend's business and never reach the caller.
+ *
+ * Alignment.  Every member has an alignment (align, a power of two, at
+ * most MEMBER_MAX_ALIGN): the offset and length of each of its requests
+ * must be multiples of it.  Files opened with O_DIRECT have 4096 (and
+ * need aligned buffers too, direct); NBD exports have the minimum block
+ * size their server advertises.  The stripe cache works in whole 4 KiB
+ * pages from 4 KiB-aligned offsets, which suits every member whose
+ * alignment divides 4096 and the data offset; array.c bounces the reads
+ * that go straight to a member (see needs_bounce there).
+ *
+ * Identity.  A member that can reconnect (an NBD export) must be checked,
+ * on every new connection, to be the disk the array knows; a restarted
+ * server over another disk must never be read as the old one.  What makes
+ * a disk "the same" is the array's business (md_array.c: its md
+ * superblock), so the array gives the member a struct member_identity: a
+ * range to read on each new connection, and a callback that says whether
+ * what was read is this member.  The backend reads it and asks, without
+ * knowing what it means.  A member without one (raw arrays, and md
+ * members before their first superblock is written) is checked by the
+ * backend's own means (member_nbd.c: same server instance).  A member
+ * that fails the check is failed with the reason and never read again.
  */
 
 #ifndef RAID_MEMBER_H
@@ -29,6 +50,8 @@ enum member_op {
   MEMBER_PUNCH,                 /* deallocate; reads back as zeroes */
   MEMBER_ZERO,                  /* write zeroes without moving data */
 };
+
+#define MEMBER_MAX_ALIGN 4096
 
 struct member;
 
@@ -64,15 +87,33 @@ enum member_state {
   MEMBER_REBUILDING,
 };
 
+/* What a new connection to a member must show (see Identity above).
+ * verify is called from any thread, during member I/O, possibly while the
+ * array's metadata lock is held by a thread whose I/O this is: it must
+ * not take that lock.  It returns NULL if buf (len bytes read at offset)
+ * shows the disk the array knows, else a message saying why not (written
+ * into why, whylen bytes, or a static string).
+ */
+struct member_identity {
+  uint64_t offset;
+  uint32_t len;
+  const char *(*verify) (struct member_identity *id, const void *buf,
+                         char *why, size_t whylen);
+  void (*free) (struct member_identity *id);
+};
+
 struct member {
   const struct member_ops *ops;
   char *name;                   /* as the user wrote it, for messages */
   uint64_t size;                /* bytes */
   bool direct;                  /* buffers and offsets must be 4K aligned */
+  uint32_t align;               /* offsets and lengths: multiples of this */
   bool can_fua;                 /* writes can be made durable one by one
                                    (member_io.fua), without a whole flush */
   int state;                    /* enum member_state; atomic */
   uint64_t recovery_stripe;     /* REBUILDING: rows below are in sync; atomic */
+  struct member_identity *identity; /* NULL until the array gives one; set
+                                       once (atomic), owned by the member */
   void *priv;                   /* the backend's */
 };
 
@@ -105,10 +146,27 @@ member_readable (const struct member *m, uint64_t stripe)
   }
 }
 
-/* Mark m failed after error err (an errno value), logging it once. */
+/* Mark m failed after error err (an errno value), or for the reason
+ * why, logging it once.
+ */
 void member_fail (struct member *m, int err);
+void member_fail_because (struct member *m, const char *why);
 
-/* True if a and b are the same file or device. */
+/* Give m the identity its new connections are checked against; m owns
+ * it from then on (it is freed with m).  Only the first call counts: a
+ * later one frees id and returns false.
+ */
+bool member_set_identity (struct member *m, struct member_identity *id);
+
+static inline struct member_identity *
+member_identity (const struct member *m)
+{
+  return __atomic_load_n (&m->identity, __ATOMIC_ACQUIRE);
+}
+
+/* True if a and b are the same file, device or export, by what they are
+ * (inode, server), not by their names.
+ */
 bool member_same (const struct member *a, const struct member *b);
 
 int member_io_run (struct member_io *ios, size_t n);

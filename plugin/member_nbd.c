@@ -3,35 +3,122 @@
  * Connections.  When the server advertises multi-conn (a flush on one
  * connection covers writes made on all of them, and all connections see
  * one disk), each nbdkit worker thread gets its own connection to the
- * member, opened on first use and closed when the thread exits.  A thread
- * then drives its connections itself with libnbd's aio calls and poll(2):
- * no lock, no helper thread, and one request per busy thread in flight on
- * every member, like nbdkit's own nbd plugin with several connections.
- * Without multi-conn there is one shared connection per member, and a
- * thread holds the member's mutex while its batch is on that connection
- * (so a flush is never sent while another thread's writes are unflushed
- * on some other connection).
+ * member, opened on first use.  A thread then drives its connections
+ * itself with libnbd's aio calls and poll(2): no lock, no helper thread,
+ * and one request per busy thread in flight on every member, like
+ * nbdkit's own nbd plugin with several connections.  Without multi-conn
+ * there is one shared connection per member, and a thread holds the
+ * member's mutex while its batch is on that connection (so a flush is
+ * never sent while another thread's writes are unflushed on some other
+ * connection); a batch locks its members' mutexes in id order.
+ *
+ * Ids.  A member's id is its slot in every thread's table of connections:
+ * the lowest free one, taken at open and given back at close, so members
+ * come and go without limit (at most MAX_NBD_MEMBERS open at once).  The
+ * registry (registry_lock) holds the ids and, for each member, the list
+ * of every thread's connection to it, so that closing a member closes
+ * them all; a thread's table is only a cache, each slot marked with the
+ * generation of the member it was made for (a number never reused), so a
+ * thread that finds a slot of an older generation knows that member was
+ * closed with its connections.  A thread's remaining connections are
+ * closed when it exits.
  *
  * Failures.  A connection that dies (the server went away, a protocol
- * error) is closed; the requests on it fail with EIO and the next request
- * reconnects.  Reconnection backs off: after a failed attempt, further
+ * error) is closed; the requests on it are sent again, once, on a new
+ * connection.  Reconnection backs off: after a failed attempt, further
  * attempts are refused for a delay that doubles from 100 ms up to 5 s, so
  * a dead server costs an immediate error rather than a connect timeout per
  * request.  A batch that is not complete after `timeout` (the plugin's
  * member-timeout parameter) is abandoned: its connections are closed and
- * its requests fail with EIO, so a hung server cannot hang clients.
+ * its requests fail with EIO, so a hung server cannot hang clients.  The
+ * time left is computed from one clock read, signed, and never negative
+ * (poll(2) takes a negative timeout as "forever").
+ *
+ * Identity (design.md section 8).  Every new connection is checked before
+ * anything is sent on it: the same size as at open, a minimum block size
+ * the member's alignment covers, writable; and then
+ *  - if the array gave the member an identity (member.h: md arrays give
+ *    the member's superblock, with its set UUID, device UUID, dev_number
+ *    and a lower bound for its event count), the range it names is read
+ *    on the new connection and the array's callback judges it.  This
+ *    file never parses what it reads.
+ *  - otherwise the new connection must reach the same server instance as
+ *    the connection made at open, which is kept for that: the sentinel.
+ *    The new connection must lead to the same server endpoint (below),
+ *    and the sentinel must answer a request sent after the new
+ *    connection's handshake.  A server that was restarted, or replaced
+ *    by another, has closed the sentinel, and then nothing proves that
+ *    the server holds the member's data: the member fails, and the
+ *    operator replaces it.  Without multi-conn the sentinel is the
+ *    serving connection itself, so such a member never reconnects
+ *    without an identity.  (A server that drops idle connections thus
+ *    fails raw members at their next new connection: the price of not
+ *    trusting a disk nobody vouches for.)  Once a member has an identity,
+ *    its sentinel is closed.
+ * A member that fails a check is failed with the reason (member_fail_
+ * because), and no request is sent to it again (untrusted).  A check that
+ * cannot be made (a timeout, a read error) is a failed connection attempt
+ * like any other.
+ *
+ * Why a sentinel rather than a mark written on the disk: every byte of a
+ * raw member belongs to the array's data (any header would move the data
+ * and make the members unreadable to anything else), and a mark the
+ * server keeps (an export description, say) is only a name.  A live
+ * connection to the same process is evidence of the disk; a restart is
+ * exactly the case where that evidence is lost and data may not be there
+ * (an empty memory disk, a different file).  md arrays have a real
+ * identity on the disk, so they reconnect across restarts.
+ *
+ * Aliases.  Two URIs can name one export (nbd://localhost:P and
+ * nbd://127.0.0.1:P; two spellings of one socket path), and two members
+ * that are one disk would silently destroy the redundancy.  So
+ * member_nbd_same compares what the open connections lead to, never the
+ * URIs: the same size, the same export name, and the same server:
+ *  - Unix sockets: the server process, from the connection's peer
+ *    credentials (SO_PEERCRED).  That is a property of the connection, not
+ *    of the path, so symlinks, "/./", relative paths and bind mounts all
+ *    lead to one pid; stat(2) on the path would see the name at another
+ *    moment than the connection, and a renamed or re-bound socket file
+ *    would fool it.  One nbdkit process serves one socket.
+ *  - TCP: the numeric peer address and port of the connection (so two host
+ *    names of one address match), with every loopback address (127/8, ::1,
+ *    IPv4-mapped) taken as one: localhost resolves to ::1 or 127.0.0.1
+ *    depending on the resolver, and a server on a loopback port usually
+ *    listens on both.  Two different servers on two loopback addresses
+ *    with one port number are then refused as aliases: the safe mistake.
+ *    One server reached through a loopback and a non-loopback address
+ *    (nbd://$(hostname):P, where the name resolves to a LAN address) is
+ *    not recognised; nor are two servers
+ *    exporting one file, or one server that ignores export names reached
+ *    under two, which only md superblocks can tell (two members with one
+ *    device UUID hold one dev_number, and md_array.c refuses two members
+ *    that claim one role).
+ *  - Other transports (vsock): no alias detection.
+ * A new connection's endpoint is compared the same way to the sentinel's.
  *
  * PUNCH and ZERO are NBD_CMD_WRITE_ZEROES (with and without the may-trim
  * flag): a plain NBD trim need not read back as zeroes, so it is never used.
+ * Commands are at most 32 MiB, or the server's maximum block size.
+ *
+ * Locking order: a member's lock (its shared connection) before its
+ * sentinel_lock or registry_lock, which are never held together;
+ * backoff_lock alone.  The identity callback may run with a member's lock
+ * held (and md_array.c's) and takes only its own.
  */
 
 #include <config.h>
 
 #include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include <libnbd.h>
@@ -46,35 +133,106 @@
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 5000
 
+/* Where a connection leads: see Aliases above. */
+struct endpoint {
+  int family;                   /* AF_UNIX, AF_INET6 (IPv4 mapped), or 0:
+                                   unknown */
+  pid_t pid;                    /* AF_UNIX: the server process */
+  uint8_t addr[16];             /* TCP: the server, loopback as ::1 */
+  uint16_t port;
+};
+
 struct nbd_member {
-  int id;                       /* index into a thread's connections */
+  int id;                       /* slot in every thread's connections */
+  uint64_t gen;                 /* unique to this member, never reused */
   char *uri;
+  char *export_name;
+  struct endpoint server;       /* of the connection made at open */
   bool multi_conn, can_zero;
+  uint64_t max_command;         /* bytes per command */
+  bool untrusted;               /* failed an identity check: no more I/O;
+                                   atomic */
   pthread_mutex_t lock;         /* the shared connection's batches */
   struct nbd_handle *shared;    /* without multi-conn */
+  pthread_mutex_t sentinel_lock; /* the two fields below, and its use */
+  struct nbd_handle *sentinel;  /* with multi-conn, until an identity */
+  const char *sentinel_lost;    /* why there is none, if there is none */
   pthread_mutex_t backoff_lock; /* the two fields below */
-  uint64_t retry_after_ms;      /* no connection attempt before this */
+  int64_t retry_after_ms;       /* no connection attempt before this */
   unsigned int backoff_ms;
+  struct nbd_handle **conns;    /* every thread's connection; registry_lock */
+  size_t nconns, conns_cap;
 };
 
 static int timeout_ms = 30000;
-static int next_id;
+
+/* The registry: see Ids above. */
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct nbd_member *by_id[MAX_NBD_MEMBERS];
+static uint64_t last_gen;
 
 /* A thread's connections, indexed by nbd_member.id. */
+struct thread_slot {
+  struct nbd_handle *h;
+  uint64_t gen;                 /* of the member h was made for */
+};
 struct thread_conns {
-  struct nbd_handle *h[MAX_NBD_MEMBERS];
+  struct thread_slot s[MAX_NBD_MEMBERS];
 };
 static pthread_key_t conns_key;
 static pthread_once_t conns_once = PTHREAD_ONCE_INIT;
 
 static void
+forget_conn (struct nbd_member *nm, struct nbd_handle *h)
+{
+  for (size_t i = 0; i < nm->nconns; i++)
+    if (nm->conns[i] == h) {
+      nm->conns[i] = nm->conns[--nm->nconns];
+      return;
+    }
+}
+
+static int
+remember_conn (struct nbd_member *nm, struct nbd_handle *h)
+{
+  int r = 0;
+
+  pthread_mutex_lock (&registry_lock);
+  if (nm->nconns == nm->conns_cap) {
+    size_t cap = nm->conns_cap ? 2 * nm->conns_cap : 16;
+    struct nbd_handle **c = realloc (nm->conns, cap * sizeof *c);
+
+    if (c == NULL)
+      r = -1;
+    else {
+      nm->conns = c;
+      nm->conns_cap = cap;
+    }
+  }
+  if (r == 0)
+    nm->conns[nm->nconns++] = h;
+  pthread_mutex_unlock (&registry_lock);
+  return r;
+}
+
+/* A thread exits: close its connections to members still open (those of
+ * closed members were closed with them).
+ */
+static void
 conns_free (void *p)
 {
   struct thread_conns *t = p;
 
-  for (int i = 0; i < MAX_NBD_MEMBERS; i++)
-    if (t->h[i])
-      nbd_close (t->h[i]);
+  pthread_mutex_lock (&registry_lock);
+  for (int i = 0; i < MAX_NBD_MEMBERS; i++) {
+    struct nbd_member *nm = by_id[i];
+
+    if (t->s[i].h && nm && nm->gen == t->s[i].gen) {
+      forget_conn (nm, t->s[i].h);
+      nbd_close (t->s[i].h);
+    }
+  }
+  pthread_mutex_unlock (&registry_lock);
   free (t);
 }
 
@@ -84,79 +242,409 @@ conns_key_create (void)
   pthread_key_create (&conns_key, conns_free);
 }
 
+/* Take the lowest free id; -1 if all are in use. */
+static int
+id_take (struct nbd_member *nm)
+{
+  int r = -1;
+
+  pthread_mutex_lock (&registry_lock);
+  for (int i = 0; i < MAX_NBD_MEMBERS; i++)
+    if (by_id[i] == NULL) {
+      by_id[i] = nm;
+      nm->id = i;
+      nm->gen = ++last_gen;
+      r = 0;
+      break;
+    }
+  pthread_mutex_unlock (&registry_lock);
+  return r;
+}
+
+/* Give the id back, closing every thread's connection to the member: no
+ * request can use the member any more.
+ */
+static void
+id_give_back (struct nbd_member *nm)
+{
+  pthread_mutex_lock (&registry_lock);
+  for (size_t i = 0; i < nm->nconns; i++)
+    nbd_close (nm->conns[i]);
+  nm->nconns = 0;
+  by_id[nm->id] = NULL;
+  pthread_mutex_unlock (&registry_lock);
+}
+
 void
 member_nbd_set_timeout (int ms)
 {
   timeout_ms = ms;
 }
 
-static uint64_t
+static int64_t
 now_ms (void)
 {
   struct timespec ts;
 
   clock_gettime (CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * UINT64_C (1000) + ts.tv_nsec / 1000000;
+  return ts.tv_sec * INT64_C (1000) + ts.tv_nsec / 1000000;
 }
 
-/* Connect and handshake within timeout_ms: a server that accepts but
- * never answers must not hang the request that needed it.
+/* Milliseconds until deadline, for poll(2): one clock read, never
+ * negative (poll would wait forever), 0 once it has passed.
+ */
+static int
+ms_left (int64_t deadline)
+{
+  int64_t left = deadline - now_ms ();
+
+  return left <= 0 ? 0 : left > INT_MAX ? INT_MAX : (int) left;
+}
+
+static short
+poll_events (struct nbd_handle *h)
+{
+  unsigned int dir = nbd_aio_get_direction (h);
+
+  return (dir & LIBNBD_AIO_DIRECTION_READ ? POLLIN : 0) |
+    (dir & LIBNBD_AIO_DIRECTION_WRITE ? POLLOUT : 0);
+}
+
+static int
+notify (struct nbd_handle *h, short revents)
+{
+  if (revents & (POLLIN | POLLHUP | POLLERR))
+    return nbd_aio_notify_read (h);
+  if (revents & POLLOUT)
+    return nbd_aio_notify_write (h);
+  return 0;
+}
+
+/* Wait until h can make progress, and let libnbd make it.  -1 if the
+ * deadline has passed or the connection failed.
+ */
+static int
+step (struct nbd_handle *h, int64_t deadline)
+{
+  struct pollfd pfd = { .fd = nbd_aio_get_fd (h), .events = poll_events (h) };
+  int left = ms_left (deadline), r;
+
+  if (left == 0 || pfd.fd == -1)
+    return -1;
+  r = poll (&pfd, 1, left);
+  if (r == -1)
+    return errno == EINTR ? 0 : -1;
+  return r == 0 ? 0 : notify (h, pfd.revents);
+}
+
+/* Run the command `cookie` on h to its end, or until deadline.  1: it
+ * succeeded; 0: the server answered it with an error; -1: no answer (the
+ * connection died or the deadline passed).
+ */
+static int
+finish_command (struct nbd_handle *h, int64_t cookie, int64_t deadline)
+{
+  if (cookie == -1)
+    return -1;
+  for (;;) {
+    int r = nbd_aio_command_completed (h, cookie);
+
+    if (r == 1)
+      return 1;
+    if (r == -1)
+      return nbd_aio_is_dead (h) == 1 || nbd_aio_is_closed (h) == 1 ? -1 : 0;
+    if (step (h, deadline) == -1)
+      return -1;
+  }
+}
+
+/* Connect and handshake before deadline: a server that accepts but never
+ * answers must not hang the request that needed it.  NULL with why.
  */
 static struct nbd_handle *
-connect_uri (const char *uri)
+connect_uri (const char *uri, int64_t deadline, char *why, size_t whylen)
 {
   struct nbd_handle *h = nbd_create ();
-  uint64_t deadline = now_ms () + timeout_ms;
 
-  if (h == NULL)
+  if (h == NULL) {
+    snprintf (why, whylen, "%s", nbd_get_error ());
     return NULL;
+  }
   if (nbd_aio_connect_uri (h, uri) == -1)
     goto fail;
-  while (nbd_aio_is_connecting (h) == 1) {
-    unsigned int dir = nbd_aio_get_direction (h);
-    struct pollfd pfd = {
-      .fd = nbd_aio_get_fd (h),
-      .events = (dir & LIBNBD_AIO_DIRECTION_READ ? POLLIN : 0) |
-                (dir & LIBNBD_AIO_DIRECTION_WRITE ? POLLOUT : 0),
-    };
-    uint64_t t = now_ms ();
-    int r;
-
-    if (t >= deadline) {
-      nbdkit_error ("%s: no handshake in %d ms", uri, timeout_ms);
+  while (nbd_aio_is_connecting (h) == 1)
+    if (step (h, deadline) == -1) {
+      if (ms_left (deadline) == 0) {
+        snprintf (why, whylen, "no handshake in %d ms", timeout_ms);
+        nbd_close (h);
+        return NULL;
+      }
       goto fail;
     }
-    r = poll (&pfd, 1, deadline - t);
-    if (r == -1 && errno != EINTR)
-      goto fail;
-    if (r > 0 &&
-        ((pfd.revents & (POLLIN | POLLHUP | POLLERR)) ? nbd_aio_notify_read (h)
-         : nbd_aio_notify_write (h)) == -1)
-      goto fail;
-  }
   if (nbd_aio_is_ready (h) == 1)
     return h;
 
  fail:
+  snprintf (why, whylen, "%s", nbd_get_error ());
   nbd_close (h);
   return NULL;
 }
 
-/* Connect, unless backing off after a recent failure.  NULL: EIO. */
-static struct nbd_handle *
-member_connect (struct nbd_member *nm, const char *name)
+static bool
+is_loopback (const uint8_t *a)
 {
+  static const uint8_t v6[16] = { [15] = 1 };
+  static const uint8_t v4_mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+  return memcmp (a, v6, 16) == 0 ||
+    (memcmp (a, v4_mapped, 12) == 0 && a[12] == 127);
+}
+
+static void
+endpoint_of (struct nbd_handle *h, struct endpoint *e)
+{
+  struct sockaddr_storage ss;
+  socklen_t len = sizeof ss;
+  int fd = nbd_aio_get_fd (h);
+
+  memset (e, 0, sizeof *e);
+  if (fd == -1 || getpeername (fd, (struct sockaddr *) &ss, &len) == -1)
+    return;
+  if (ss.ss_family == AF_UNIX) {
+    struct ucred cred;
+    socklen_t n = sizeof cred;
+
+    if (getsockopt (fd, SOL_SOCKET, SO_PEERCRED, &cred, &n) == 0 &&
+        cred.pid > 0) {
+      e->family = AF_UNIX;
+      e->pid = cred.pid;
+    }
+  }
+  else if (ss.ss_family == AF_INET) {
+    const struct sockaddr_in *in = (const struct sockaddr_in *) &ss;
+
+    e->family = AF_INET6;
+    e->addr[10] = e->addr[11] = 0xff;
+    memcpy (e->addr + 12, &in->sin_addr, 4);
+    e->port = ntohs (in->sin_port);
+  }
+  else if (ss.ss_family == AF_INET6) {
+    const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *) &ss;
+
+    e->family = AF_INET6;
+    memcpy (e->addr, &in6->sin6_addr, 16);
+    e->port = ntohs (in6->sin6_port);
+  }
+  if (e->family == AF_INET6 && is_loopback (e->addr)) {
+    memset (e->addr, 0, 16);
+    e->addr[15] = 1;
+  }
+}
+
+/* Whether a and b are known to be one server. */
+static bool
+same_server (const struct endpoint *a, const struct endpoint *b)
+{
+  if (a->family == 0 || a->family != b->family)
+    return false;
+  if (a->family == AF_UNIX)
+    return a->pid == b->pid;
+  return a->port == b->port && memcmp (a->addr, b->addr, 16) == 0;
+}
+
+static void
+describe_endpoint (const struct endpoint *e, char *s, size_t n)
+{
+  if (e->family == AF_UNIX)
+    snprintf (s, n, "server process %d", (int) e->pid);
+  else if (e->family == AF_INET6) {
+    char a[64] = "";
+
+    for (int i = 0; i < 16; i += 2)
+      snprintf (a + strlen (a), sizeof a - strlen (a), "%s%x", i ? ":" : "",
+                e->addr[i] << 8 | e->addr[i + 1]);
+    snprintf (s, n, "[%s]:%u", a, e->port);
+  }
+  else
+    snprintf (s, n, "an unknown server");
+}
+
+/* The member's data cannot be trusted on h: fail it for good. */
+static void
+distrust (struct member *m, const char *why)
+{
+  struct nbd_member *nm = m->priv;
+  char msg[640];
+
+  __atomic_store_n (&nm->untrusted, true, __ATOMIC_RELEASE);
+  snprintf (msg, sizeof msg, "a new connection is not the member's disk: %s",
+            why);
+  member_fail_because (m, msg);
+}
+
+/* After its handshake, is new connection h to the server of the
+ * sentinel, and does the sentinel still answer?  0 yes, -2 no (why).
+ */
+static int
+check_same_server (struct member *m, struct nbd_handle *h, int64_t deadline,
+                   char *why, size_t whylen)
+{
+  struct nbd_member *nm = m->priv;
+  struct endpoint e;
+  int r = 0;
+
+  if (!nm->multi_conn) {
+    snprintf (why, whylen, "its only connection was lost (the server offers "
+              "no multi-conn), and without md metadata nothing proves that "
+              "the server still holds its data");
+    return -2;
+  }
+  pthread_mutex_lock (&nm->sentinel_lock);
+  if (nm->sentinel) {
+    char buf[MEMBER_MAX_ALIGN];
+    int64_t c = nbd_aio_pread (nm->sentinel, buf, m->align, 0,
+                               NBD_NULL_COMPLETION, 0);
+
+    if (finish_command (nm->sentinel, c, deadline) == -1) {
+      nbd_close (nm->sentinel);
+      nm->sentinel = NULL;
+      nm->sentinel_lost = "its server was restarted or replaced (the "
+        "connection made at open is gone or does not answer), and without md "
+        "metadata nothing proves that the server still holds its data: "
+        "replace the member";
+    }
+  }
+  if (nm->sentinel == NULL) {
+    snprintf (why, whylen, "%s", nm->sentinel_lost);
+    r = -2;
+  }
+  endpoint_of (h, &e);
+  if (r == 0 && nm->server.family != 0 && !same_server (&e, &nm->server)) {
+    char was[128], now[128];
+
+    describe_endpoint (&nm->server, was, sizeof was);
+    describe_endpoint (&e, now, sizeof now);
+    snprintf (why, whylen, "it reached %s, not %s as at open", now, was);
+    r = -2;
+  }
+  pthread_mutex_unlock (&nm->sentinel_lock);
+  return r;
+}
+
+/* Read the member's identity range on h and let the array judge it.
+ * 0 it is the member, -1 it could not be read, -2 it is not the member.
+ */
+static int
+check_identity (struct member *m, struct member_identity *id,
+                struct nbd_handle *h, int64_t deadline, char *why,
+                size_t whylen)
+{
+  struct nbd_member *nm = m->priv;
+  void *buf = malloc (id->len);
+  const char *bad;
+  int r;
+
+  if (buf == NULL) {
+    snprintf (why, whylen, "out of memory");
+    return -1;
+  }
+  r = finish_command (h, nbd_aio_pread (h, buf, id->len, id->offset,
+                                        NBD_NULL_COMPLETION, 0), deadline);
+  if (r != 1) {
+    snprintf (why, whylen, "cannot read its identity at offset %" PRIu64
+              ": %s", id->offset, r == 0 ? nbd_get_error () : "no answer");
+    free (buf);
+    return -1;
+  }
+  bad = id->verify (id, buf, why, whylen);
+  free (buf);
+  if (bad) {
+    if (bad != why)
+      snprintf (why, whylen, "%s", bad);
+    return -2;
+  }
+  /* The identity replaces the sentinel for good. */
+  pthread_mutex_lock (&nm->sentinel_lock);
+  if (nm->sentinel) {
+    nbd_close (nm->sentinel);
+    nm->sentinel = NULL;
+    nm->sentinel_lost = "its sentinel was closed";
+  }
+  pthread_mutex_unlock (&nm->sentinel_lock);
+  return 0;
+}
+
+/* Is new connection h to m's disk (see Identity above)?  0 yes; -1 the
+ * check could not be made (why); -2 no: m is failed.
+ */
+static int
+check_conn (struct member *m, struct nbd_handle *h, int64_t deadline,
+            char *why, size_t whylen)
+{
+  struct member_identity *id = member_identity (m);
+  int64_t size = nbd_get_size (h);
+  int64_t min = nbd_get_block_size (h, LIBNBD_SIZE_MINIMUM);
+  int r;
+
+  if (size == -1) {
+    snprintf (why, whylen, "%s", nbd_get_error ());
+    return -1;
+  }
+  if ((uint64_t) size != m->size) {
+    snprintf (why, whylen, "it has %" PRId64 " bytes, not %" PRIu64,
+              size, m->size);
+    r = -2;
+  }
+  else if (min > m->align) {
+    snprintf (why, whylen, "its minimum block size is %" PRId64 " bytes, not "
+              "%" PRIu32, min, m->align);
+    r = -2;
+  }
+  else if (nbd_is_read_only (h) == 1) {
+    snprintf (why, whylen, "it is exported read-only");
+    r = -2;
+  }
+  else if (id)
+    r = check_identity (m, id, h, deadline, why, whylen);
+  else
+    r = check_same_server (m, h, deadline, why, whylen);
+  if (r == -2)
+    distrust (m, why);
+  return r;
+}
+
+/* A new, checked connection to m, unless backing off after a recent
+ * failure.  shared: the shared connection (not a thread's).  NULL: EIO.
+ */
+static struct nbd_handle *
+member_connect (struct member *m, bool shared, int64_t deadline)
+{
+  struct nbd_member *nm = m->priv;
   struct nbd_handle *h;
-  uint64_t t = now_ms ();
+  char why[512];
   bool backing_off;
+  int r = -1;
 
   pthread_mutex_lock (&nm->backoff_lock);
-  backing_off = t < nm->retry_after_ms;
+  backing_off = now_ms () < nm->retry_after_ms;
   pthread_mutex_unlock (&nm->backoff_lock);
   if (backing_off)
     return NULL;
 
-  h = connect_uri (nm->uri);
+  h = connect_uri (nm->uri, deadline, why, sizeof why);
+  if (h)
+    r = check_conn (m, h, deadline, why, sizeof why);
+  if (r == 0 && !shared && remember_conn (nm, h) == -1) {
+    snprintf (why, sizeof why, "out of memory");
+    r = -1;
+  }
+  if (r != 0 && h) {
+    nbd_close (h);
+    h = NULL;
+  }
+  if (r == -2)
+    return NULL;                /* failed for good, and logged */
+
   pthread_mutex_lock (&nm->backoff_lock);
   if (h)
     nm->backoff_ms = 0;
@@ -166,7 +654,7 @@ member_connect (struct nbd_member *nm, const char *name)
       nm->backoff_ms = BACKOFF_MAX_MS;
     nm->retry_after_ms = now_ms () + nm->backoff_ms;
     nbdkit_error ("member %s: %s (retrying in %u ms at the earliest)",
-                  name, nbd_get_error (), nm->backoff_ms);
+                  m->name, why, nm->backoff_ms);
   }
   pthread_mutex_unlock (&nm->backoff_lock);
   return h;
@@ -178,6 +666,7 @@ conn_slot (struct member *m)
 {
   struct nbd_member *nm = m->priv;
   struct thread_conns *t;
+  struct thread_slot *s;
 
   if (!nm->multi_conn)
     return &nm->shared;
@@ -187,9 +676,17 @@ conn_slot (struct member *m)
     t = calloc (1, sizeof *t);
     if (t == NULL)
       return NULL;
-    pthread_setspecific (conns_key, t);
+    if (pthread_setspecific (conns_key, t) != 0) {
+      free (t);
+      return NULL;
+    }
   }
-  return &t->h[nm->id];
+  s = &t->s[nm->id];
+  if (s->gen != nm->gen) {      /* made for a member since closed */
+    s->h = NULL;
+    s->gen = nm->gen;
+  }
+  return &s->h;
 }
 
 /* One request in flight: which connection, which command. */
@@ -204,12 +701,13 @@ struct pending {
 static int64_t
 issue (struct nbd_handle *h, struct member_io *io, uint64_t *sent)
 {
+  struct nbd_member *nm = io->member->priv;
   uint64_t len = io->len - io->done;
   uint8_t *buf = (uint8_t *) io->buf + io->done;
   uint64_t off = io->offset + io->done;
 
-  if (len > MAX_COMMAND)
-    len = MAX_COMMAND;
+  if (len > nm->max_command)
+    len = nm->max_command;
   *sent = len;
   switch (io->op) {
   case MEMBER_READ:
@@ -235,52 +733,65 @@ finished (const struct member_io *io)
                      : io->done >= io->len);
 }
 
-/* Drop a connection.  What was on it is sent again, once, on a new
- * connection: a connection that sat idle while its server restarted is
- * only found dead when used, and that is no reason to fail the member.
- * (Re-sending is safe: reads, writes and zeroes are idempotent.)  A second
- * death, or a timeout (retry false), fails the requests.
+/* Drop the connection of request i.  What was on it is sent again, once,
+ * on a new connection: a connection that sat idle while its server
+ * restarted is only found dead when used, and that is no reason to fail
+ * the member.  (Re-sending is safe: reads, writes and zeroes are
+ * idempotent.)  A second death, or a timeout (retry false), fails the
+ * requests.
  */
 static void
-kill_conn (struct pending *p, size_t n, struct nbd_handle **slot, bool retry)
+kill_conn (struct pending *p, size_t n, size_t i, bool retry)
 {
-  nbd_close (*slot);
-  for (size_t i = 0; i < n; i++)
-    if (p[i].slot == slot && !finished (p[i].io)) {
-      if (retry && !p[i].retried)
-        p[i].retried = true;
+  struct nbd_member *nm = p[i].io->member->priv;
+  struct nbd_handle **slot = p[i].slot, *h = *slot;
+
+  for (size_t j = 0; j < n; j++)
+    if (p[j].slot == slot && !finished (p[j].io)) {
+      if (retry && !p[j].retried)
+        p[j].retried = true;
       else
-        p[i].io->err = EIO;
-      p[i].cookie = 0;
+        p[j].io->err = EIO;
+      p[j].cookie = 0;
     }
   *slot = NULL;
+  if (slot != &nm->shared) {
+    pthread_mutex_lock (&registry_lock);
+    forget_conn (nm, h);
+    pthread_mutex_unlock (&registry_lock);
+  }
+  nbd_close (h);
 }
 
 /* Send the next command of every request that has none in flight. */
 static void
-issue_all (struct pending *p, size_t n)
+issue_all (struct pending *p, size_t n, int64_t deadline)
 {
   for (size_t i = 0; i < n; i++) {
     struct member_io *io = p[i].io;
+    struct nbd_member *nm = io->member->priv;
 
     if (p[i].cookie || finished (io))
       continue;
+    if (__atomic_load_n (&nm->untrusted, __ATOMIC_ACQUIRE)) {
+      io->err = EIO;
+      continue;
+    }
     if (*p[i].slot == NULL)
-      *p[i].slot = member_connect (io->member->priv, io->member->name);
+      *p[i].slot = member_connect (io->member, p[i].slot == &nm->shared,
+                                   deadline);
     if (*p[i].slot == NULL) {
       io->err = EIO;
       continue;
     }
-    if (io->op == MEMBER_PUNCH || io->op == MEMBER_ZERO) {
-      if (!((struct nbd_member *) io->member->priv)->can_zero) {
-        io->err = EOPNOTSUPP;
-        continue;
-      }
+    if ((io->op == MEMBER_PUNCH || io->op == MEMBER_ZERO) && !nm->can_zero) {
+      io->err = EOPNOTSUPP;
+      continue;
     }
     p[i].cookie = issue (*p[i].slot, io, &p[i].sent);
     if (p[i].cookie == -1) {
       nbdkit_error ("member %s: %s", io->member->name, nbd_get_error ());
-      kill_conn (p, n, p[i].slot, true);
+      kill_conn (p, n, i, true);
     }
   }
 }
@@ -309,7 +820,7 @@ reap_all (struct pending *p, size_t n)
     else if (nbd_aio_is_dead (*p[i].slot) || nbd_aio_is_closed (*p[i].slot)) {
       nbdkit_debug ("member %s: connection lost: %s", p[i].io->member->name,
                     nbd_get_error ());
-      kill_conn (p, n, p[i].slot, true);
+      kill_conn (p, n, i, true);
     }
     else {
       int e = nbd_get_errno ();
@@ -328,7 +839,7 @@ static int
 poll_conns (struct pending *p, size_t n, int wait_ms)
 {
   struct pollfd fds[2 * MAX_NBD_MEMBERS];
-  struct nbd_handle **slots[2 * MAX_NBD_MEMBERS];
+  size_t owner[2 * MAX_NBD_MEMBERS];    /* a request on each connection */
   size_t nfds = 0;
 
   for (size_t i = 0; i < n && nfds < 2 * MAX_NBD_MEMBERS; i++) {
@@ -337,15 +848,12 @@ poll_conns (struct pending *p, size_t n, int wait_ms)
     if (p[i].cookie == 0)
       continue;
     for (size_t j = 0; j < nfds; j++)
-      seen |= slots[j] == p[i].slot;
+      seen |= p[owner[j]].slot == p[i].slot;
     if (seen)
       continue;
-    unsigned int dir = nbd_aio_get_direction (*p[i].slot);
-    slots[nfds] = p[i].slot;
+    owner[nfds] = i;
     fds[nfds++] = (struct pollfd) {
-      .fd = nbd_aio_get_fd (*p[i].slot),
-      .events = (dir & LIBNBD_AIO_DIRECTION_READ ? POLLIN : 0) |
-                (dir & LIBNBD_AIO_DIRECTION_WRITE ? POLLOUT : 0),
+      .fd = nbd_aio_get_fd (*p[i].slot), .events = poll_events (*p[i].slot),
     };
   }
   if (nfds == 0)
@@ -353,42 +861,49 @@ poll_conns (struct pending *p, size_t n, int wait_ms)
   if (poll (fds, nfds, wait_ms) == -1)
     return errno == EINTR ? 0 : -1;
   for (size_t j = 0; j < nfds; j++) {
-    struct nbd_handle *h = *slots[j];
-    int r = 0;
+    struct nbd_handle *h = *p[owner[j]].slot;
 
-    if (fds[j].revents & (POLLIN | POLLHUP | POLLERR))
-      r = nbd_aio_notify_read (h);
-    else if (fds[j].revents & POLLOUT)
-      r = nbd_aio_notify_write (h);
-    if (r == -1 || nbd_aio_is_dead (h))
-      kill_conn (p, n, slots[j], true);
+    if (notify (h, fds[j].revents) == -1 || nbd_aio_is_dead (h))
+      kill_conn (p, n, owner[j], true);
   }
   return 0;
 }
 
-/* Lock the shared connections of the batch's members, in id order. */
+/* Lock (or unlock) the shared connections of the batch's members, each
+ * once, in id order, so that two batches cannot deadlock.
+ */
 static void
 lock_shared (struct member_io **ios, size_t n, bool lock)
 {
-  for (int id = 0; id < next_id; id++)
-    for (size_t i = 0; i < n; i++) {
-      struct nbd_member *nm = ios[i]->member->priv;
+  struct nbd_member *order[MAX_NBD_MEMBERS];
+  size_t k = 0;
 
-      if (nm->id == id && !nm->multi_conn) {
-        if (lock)
-          pthread_mutex_lock (&nm->lock);
-        else
-          pthread_mutex_unlock (&nm->lock);
-        break;
-      }
-    }
+  for (size_t i = 0; i < n; i++) {
+    struct nbd_member *nm = ios[i]->member->priv;
+    size_t j = k;
+
+    if (nm->multi_conn)
+      continue;
+    while (j > 0 && order[j - 1]->id > nm->id)
+      j--;
+    if (j > 0 && order[j - 1] == nm)
+      continue;
+    memmove (&order[j + 1], &order[j], (k - j) * sizeof order[0]);
+    order[j] = nm;
+    k++;
+  }
+  for (size_t j = 0; j < k; j++)
+    if (lock)
+      pthread_mutex_lock (&order[j]->lock);
+    else
+      pthread_mutex_unlock (&order[j]->lock);
 }
 
 static int
 nbd_io (struct member_io **ios, size_t n)
 {
   struct pending *p = calloc (n, sizeof *p);
-  uint64_t deadline = now_ms () + timeout_ms;
+  int64_t deadline = now_ms () + timeout_ms;
 
   if (p == NULL) {
     for (size_t i = 0; i < n; i++)
@@ -404,19 +919,22 @@ nbd_io (struct member_io **ios, size_t n)
   }
 
   for (;;) {
-    issue_all (p, n);
+    int left;
+
+    issue_all (p, n, deadline);
     if (!reap_all (p, n))
       break;
-    if (now_ms () >= deadline) {
+    left = ms_left (deadline);
+    if (left == 0) {
       for (size_t i = 0; i < n; i++)
         if (p[i].cookie) {
           nbdkit_error ("member %s: no reply in %d ms, dropping the connection",
                         ios[i]->member->name, timeout_ms);
-          kill_conn (p, n, p[i].slot, false);
+          kill_conn (p, n, i, false);
         }
       break;
     }
-    if (poll_conns (p, n, deadline - now_ms ()) == -1)
+    if (poll_conns (p, n, left) == -1)
       break;
   }
   /* Whatever did not complete failed: never report a short transfer. */
@@ -433,10 +951,16 @@ nbd_member_close (struct member *m)
 {
   struct nbd_member *nm = m->priv;
 
+  id_give_back (nm);
   if (nm->shared)
     nbd_close (nm->shared);
+  if (nm->sentinel)
+    nbd_close (nm->sentinel);
   pthread_mutex_destroy (&nm->lock);
+  pthread_mutex_destroy (&nm->sentinel_lock);
   pthread_mutex_destroy (&nm->backoff_lock);
+  free (nm->conns);
+  free (nm->export_name);
   free (nm->uri);
   free (nm);
   free (m->name);
@@ -456,8 +980,35 @@ member_is_uri (const char *name)
     strncmp (name, "nbd+", 4) == 0 || strncmp (name, "nbds+", 5) == 0;
 }
 
-/* Connect once to learn the size and what the server can do; the
- * connections that serve come later, per thread.
+/* What the server says about block sizes; -1 (nbdkit_error) if the
+ * array cannot honour its minimum.
+ */
+static int
+take_block_sizes (struct member *m, struct nbd_member *nm,
+                  struct nbd_handle *h)
+{
+  int64_t min = nbd_get_block_size (h, LIBNBD_SIZE_MINIMUM);
+  int64_t max = nbd_get_block_size (h, LIBNBD_SIZE_MAXIMUM);
+
+  if (min <= 0)                 /* none advertised */
+    min = 1;
+  if (min > MEMBER_MAX_ALIGN || (min & (min - 1))) {
+    nbdkit_error ("member %s: the server's minimum block size is %" PRId64
+                  " bytes: members need a power of two of at most %d",
+                  m->name, min, MEMBER_MAX_ALIGN);
+    return -1;
+  }
+  m->align = min;
+  nm->max_command = MAX_COMMAND;
+  if (max >= min && max < MAX_COMMAND)
+    nm->max_command = max / min * min;
+  return 0;
+}
+
+/* Connect once to learn the size, what the server can do and where it
+ * is; that connection stays open as the sentinel (or, without
+ * multi-conn, as the shared connection).  The connections that serve
+ * come later, per thread.
  */
 struct member *
 member_nbd_open (const char *uri)
@@ -465,6 +1016,7 @@ member_nbd_open (const char *uri)
   struct member *m = calloc (1, sizeof *m);
   struct nbd_member *nm = calloc (1, sizeof *nm);
   struct nbd_handle *h = NULL;
+  char why[512];
   int64_t size;
 
   if (m == NULL || nm == NULL || (m->name = strdup (uri)) == NULL ||
@@ -472,13 +1024,9 @@ member_nbd_open (const char *uri)
     nbdkit_error ("calloc: %m");
     goto err;
   }
-  if (next_id == MAX_NBD_MEMBERS) {
-    nbdkit_error ("member %s: too many NBD members", uri);
-    goto err;
-  }
-  h = connect_uri (uri);
+  h = connect_uri (uri, now_ms () + timeout_ms, why, sizeof why);
   if (h == NULL) {
-    nbdkit_error ("member %s: %s", uri, nbd_get_error ());
+    nbdkit_error ("member %s: %s", uri, why);
     goto err;
   }
   if (nbd_is_read_only (h) == 1) {
@@ -486,27 +1034,41 @@ member_nbd_open (const char *uri)
     goto err;
   }
   size = nbd_get_size (h);
-  if (size == -1) {
+  nm->export_name = nbd_get_export_name (h);
+  if (size == -1 || nm->export_name == NULL) {
     nbdkit_error ("member %s: %s", uri, nbd_get_error ());
     goto err;
   }
-  nm->id = next_id++;
+  m->size = size;
+  if (take_block_sizes (m, nm, h) == -1)
+    goto err;
+  endpoint_of (h, &nm->server);
   nm->multi_conn = nbd_can_multi_conn (h) == 1;
   nm->can_zero = nbd_can_zero (h) == 1;
   m->can_fua = nbd_can_fua (h) == 1;
+  if (id_take (nm) == -1) {
+    nbdkit_error ("member %s: too many NBD members open (at most %d)",
+                  uri, MAX_NBD_MEMBERS);
+    goto err;
+  }
   pthread_mutex_init (&nm->lock, NULL);
+  pthread_mutex_init (&nm->sentinel_lock, NULL);
   pthread_mutex_init (&nm->backoff_lock, NULL);
-  nbd_close (h);
+  if (nm->multi_conn)
+    nm->sentinel = h;
+  else
+    nm->shared = h;
   m->ops = &nbd_ops;
-  m->size = size;
   m->priv = nm;
   return m;
 
  err:
   if (h)
     nbd_close (h);
-  if (nm)
+  if (nm) {
+    free (nm->export_name);
     free (nm->uri);
+  }
   if (m)
     free (m->name);
   free (nm);
@@ -517,6 +1079,8 @@ member_nbd_open (const char *uri)
 bool
 member_nbd_same (const struct member *a, const struct member *b)
 {
-  return strcmp (((struct nbd_member *) a->priv)->uri,
-                 ((struct nbd_member *) b->priv)->uri) == 0;
+  const struct nbd_member *na = a->priv, *nb = b->priv;
+
+  return a->size == b->size && same_server (&na->server, &nb->server) &&
+    strcmp (na->export_name, nb->export_name) == 0;
 }

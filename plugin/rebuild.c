@@ -367,6 +367,11 @@ array_replace_member (struct array *a, int i, const char *name, bool force,
     *why = msg;
     goto err;
   }
+  if (array_cannot_align (a, m)) {
+    snprintf (msg, sizeof msg, "%s: %s", name, array_cannot_align (a, m));
+    *why = msg;
+    goto err;
+  }
   for (int j = 0; j < a->nmembers; j++)
     if (j != i && member_same (m, a->members[j])) {
       snprintf (msg, sizeof msg, "%s is already member %d", name, j);

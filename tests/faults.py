@@ -302,9 +302,18 @@ class Member:
             _procs.remove(self.proc)
         self.proc = None
 
-    def restart(self):
-        """A fresh server on the same socket over the same file."""
+    def restart(self, plugin=None, size=None):
+        """A fresh server on the same socket over the same file; or, with
+        plugin="memory", over an empty memory disk of `size` bytes (default:
+        the member's size); or, with size alone, over the same file cut or
+        grown to size."""
         self.kill()
+        if size is not None:
+            self.size = size
+            if plugin is None and self.path:
+                self.truncate(size)
+        if plugin is not None:
+            self.plugin = plugin
         self.start()
 
     def stop(self):

@@ -9,6 +9,22 @@ test_geometry_SOURCES = test_geometry.c ../plugin/geometry.c
 test_geometry_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
 
+# The NBD member backend alone (plugin/member_nbd.c) against real nbdkit
+# servers: ids reused, the batch timeout, ids under concurrent I/O (also
+# under ThreadSanitizer: test-member-nbd-tsan.sh builds it so).
+if HAVE_CHECK
+if ENABLE_PLUGIN
+check_PROGRAMS += test_member_nbd
+TESTS += test_member_nbd
+test_member_nbd_SOURCES = test_member_nbd.c ../plugin/member_nbd.c \
+	../plugin/member.c
+test_member_nbd_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS) $(LIBNBD_CFLAGS)
+test_member_nbd_LDADD = $(LIBNBD_LIBS) $(CHECK_LIBS) $(PTHREAD_LIBS)
+endif
+endif
+TESTS += test-member-nbd-tsan.sh
+EXTRA_DIST += test-member-nbd-tsan.sh
+
 # Integration tests: real nbdkit processes serving the plugin, real nbdsh /
 # qemu clients, and an independent parity checker (raidcheck.py) that reads
 # the member files.  functions.sh holds their helpers.
@@ -59,6 +75,14 @@ TESTS += test-raid-remote-hang.sh
 EXTRA_DIST += test-raid-remote-hang.sh
 TESTS += test-raid-remote-restart.sh
 EXTRA_DIST += test-raid-remote-restart.sh
+TESTS += test-raid-remote-restart-raw.sh
+EXTRA_DIST += test-raid-remote-restart-raw.sh remote_restart.py
+TESTS += test-raid-remote-identity.sh
+EXTRA_DIST += test-raid-remote-identity.sh
+TESTS += test-raid-remote-alias.sh
+EXTRA_DIST += test-raid-remote-alias.sh
+TESTS += test-raid-remote-blocksize.sh
+EXTRA_DIST += test-raid-remote-blocksize.sh remote_blocksize.py
 TESTS += test-raid-fail-random.sh
 EXTRA_DIST += test-raid-fail-random.sh
 
