@@ -304,7 +304,18 @@ order_members (struct array *a, const struct array_config *cfg,
       a->retired[a->nretired++] = a->members[i];
       continue;
     }
-    role = s->dev_number < ref->max_dev ? ref->dev_roles[s->dev_number] : -1;
+    if (s->dev_number >= ref->max_dev) {
+      /* md_super_parse refuses a dev_number beyond the member's own
+       * max_dev; beyond the newest superblock's it has no role there
+       * either, and md never shrinks max_dev: a crafted superblock.
+       */
+      nbdkit_error ("member %s: bad superblock: its dev_number %" PRIu32
+                    " has no slot in the newest superblock (max_dev %" PRIu32
+                    ", from member %s)", cfg->disks[i], s->dev_number,
+                    ref->max_dev, cfg->disks[ref - sbs]);
+      return -1;
+    }
+    role = ref->dev_roles[s->dev_number];
     if (role >= ref->raid_disks || stale (s, ref)) {
       nbdkit_error ("member %s: %s; not used", cfg->disks[i],
                     stale (s, ref) ? "its superblock is stale "

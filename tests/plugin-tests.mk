@@ -148,3 +148,10 @@ EXTRA_DIST += vm/fill-missing.py
 # bitmap resync after the plugin is killed.
 TESTS += vm/test-vm-bitmap.sh
 EXTRA_DIST += vm/test-vm-bitmap.sh vm/guest-md-bitmap.sh
+
+# Issue 11: md superblocks crafted with a correct checksum but impossible
+# fields are refused at start-up, naming the member; mdsb.py reads and
+# changes superblocks independently of the plugin.
+EXTRA_DIST += mdsb.py
+TESTS += test-raid-md-crafted.sh
+EXTRA_DIST += test-raid-md-crafted.sh
