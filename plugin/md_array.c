@@ -20,7 +20,9 @@
  * as md does; see next_events).  An array found active at start-up
  * was not shut down cleanly: its parity is resynchronised by a repairing
  * scrub in the background.  Member failures and replacements are written
- * into dev_roles at the next update.  With a write-intent bitmap
+ * into dev_roles at the next update; a replacement takes the lowest free
+ * dev_number, as md's do, so the table never outgrows the array (see
+ * update).  With a write-intent bitmap
  * (md_bitmap.c) every write first marks its region, and the resync after
  * an unclean shutdown covers only the marked regions; without one it
  * covers the whole array.
@@ -58,14 +60,13 @@
 struct md_array {
   pthread_mutex_t lock;
   struct md_super sb;           /* array-wide fields: the reference */
-  uint32_t dev_number[GEOMETRY_MAX_MEMBERS];   /* by role */
+  uint32_t dev_number[GEOMETRY_MAX_MEMBERS];   /* by role; UINT32_MAX: none */
   uint8_t device_uuid[GEOMETRY_MAX_MEMBERS][16];
   struct member *written_as[GEOMETRY_MAX_MEMBERS]; /* member of each role
                                                       at the last update */
   int states[GEOMETRY_MAX_MEMBERS];
   bool clean;                   /* as the superblocks say */
   bool written_clean;           /* what the last update wrote */
-  bool roles_changed;           /* dev_roles differ from the last update's */
   bool can_decrease;            /* the last update only marked it active */
   uint64_t max_events;          /* the highest event count ever written */
   bool needs_resync;
@@ -273,18 +274,18 @@ stale (const struct md_super *s, const struct md_super *ref)
   return s->events + 1 < ref->events;
 }
 
-/* Role r has no member: whatever dev_number held it is faulty from the
- * next update on, so that the member, if it comes back after the array
- * was written without it, is not taken as in sync.
+/* Role r has no member: the dev_number that held it in the newest
+ * superblock (UINT32_MAX if none did) stays the role's, as a failed
+ * member's, so that the next update writes it faulty and a replacement
+ * cannot take it before that update has been written (see update).
  */
-static void
-forget_role (struct md_array *md, const struct md_super *ref, int r)
+static uint32_t
+slot_of_role (const struct md_super *ref, int r)
 {
   for (uint32_t d = 0; d < ref->max_dev; d++)
-    if (ref->dev_roles[d] == r) {
-      md->sb.dev_roles[d] = MD_ROLE_FAULTY;
-      md->roles_changed = true;
-    }
+    if (ref->dev_roles[d] == r)
+      return d;
+  return UINT32_MAX;
 }
 
 /* Put the members in role order, failing the ones md would not use. */
@@ -348,8 +349,7 @@ order_members (struct array *a, const struct array_config *cfg,
       ordered[r] = member_missing ();
       if (ordered[r] == NULL)
         return -1;
-      md->dev_number[r] = UINT32_MAX;
-      forget_role (md, ref, r);
+      md->dev_number[r] = slot_of_role (ref, r);
       nbdkit_debug ("raid: role %d has no member: degraded", r);
     }
     a->members[r] = ordered[r];
@@ -610,9 +610,10 @@ states_changed (struct array *a, struct md_array *md)
  * behind.
  */
 static bool
-next_events (struct array *a, struct md_array *md, bool clean)
+next_events (struct array *a, struct md_array *md, bool clean,
+             bool roles_changed)
 {
-  bool toggle = !states_changed (a, md) && !md->roles_changed &&
+  bool toggle = !states_changed (a, md) && !roles_changed &&
     clean != md->written_clean;
   bool down = toggle && clean && md->can_decrease;
 
@@ -628,40 +629,130 @@ next_events (struct array *a, struct md_array *md, bool clean)
   return down;
 }
 
-/* Write every working member's superblock from md's state; lock held. */
-static int
-update (struct array *a, struct md_array *md, bool clean)
+/* Member numbers and roles, as md keeps them (md.c: bind_rdev_to_array,
+ * super_1_sync).  A member's dev_number is its slot in dev_roles[]; every
+ * update writes the whole table afresh: every slot spare, then each
+ * current member's slot its role, or faulty if it has failed.  A member
+ * that is gone (replaced, or absent at start-up and then replaced) leaves
+ * its slot spare, and a replacement takes the lowest slot free, so the
+ * numbers stay below raid_disks plus a few and max_dev only grows to
+ * what is used (never past MD_MAX_DEV: the parser's limit, and mdadm's).
+ *
+ * Reusing a slot is safe only once the superblocks already say that its
+ * old holder is no longer in its role: the old holder's own superblock
+ * still names the slot, and an assembly accepts a member one event
+ * behind.  So a slot is free when no current member holds it and the last
+ * update wrote it as no role (spare or faulty); when a replacement's
+ * predecessor is still written in its role (it failed since the last
+ * update, by an I/O error), one update first records it faulty, and the
+ * replacement is installed by a second one.  The old member is then two
+ * events behind the slot's new holder: stale, never taken for it.
+ */
+static bool
+slot_free (const struct array *a, const struct md_array *md, uint32_t d)
 {
-  struct md_super sb;
-  bool down = next_events (a, md, clean);
+  for (int j = 0; j < a->nmembers; j++)
+    if (md->dev_number[j] == d)
+      return false;
+  return d >= md->sb.max_dev || md->sb.dev_roles[d] >= md->sb.raid_disks;
+}
+
+static bool
+replaced (const struct array *a, const struct md_array *md, int i)
+{
+  return md->written_as[i] != __atomic_load_n (&a->members[i],
+                                               __ATOMIC_ACQUIRE);
+}
+
+/* A replacement whose predecessor's slot is still written as its role. */
+static bool
+predecessor_unrecorded (const struct array *a, const struct md_array *md)
+{
+  for (int i = 0; i < a->nmembers; i++) {
+    uint32_t d = md->dev_number[i];
+
+    if (replaced (a, md, i) && d < md->sb.max_dev &&
+        md->sb.dev_roles[d] < md->sb.raid_disks)
+      return true;
+  }
+  return false;
+}
+
+/* Give each replacement the lowest free slot and a new device UUID.
+ * Returns -1 if some got none: every slot below MD_MAX_DEV is held or
+ * still listed as a role, which only superblocks crafted with duplicate
+ * roles can cause; once an update has rewritten those, `last` fails a
+ * replacement that still finds none.
+ */
+static int
+install_replacements (struct array *a, struct md_array *md, bool last)
+{
   int r = 0;
 
-  sb = md->sb;
-  sb.utime = time (NULL);
-  sb.resync_offset = clean ? UINT64_MAX : md->checkpoint;
-  sb.max_dev = sb.max_dev < (uint32_t) a->nmembers ? (uint32_t) a->nmembers
-    : sb.max_dev;
   for (int i = 0; i < a->nmembers; i++) {
-    struct member *m = a->members[i];
+    struct member *m = __atomic_load_n (&a->members[i], __ATOMIC_ACQUIRE);
+    uint32_t d;
 
-    if (md->written_as[i] != m) {       /* replaced: a new dev_number */
-      uint32_t n = 0;
-
-      for (int j = 0; j < a->nmembers; j++)
-        if (md->dev_number[j] != UINT32_MAX && md->dev_number[j] >= n)
-          n = md->dev_number[j] + 1;
-      if (md->dev_number[i] != UINT32_MAX && md->dev_number[i] < sb.max_dev)
-        sb.dev_roles[md->dev_number[i]] = MD_ROLE_FAULTY;
-      md->dev_number[i] = n;
+    if (md->written_as[i] == m)
+      continue;
+    md->dev_number[i] = UINT32_MAX;     /* the predecessor leaves */
+    for (d = 0; d < MD_MAX_DEV && !slot_free (a, md, d); d++)
+      ;
+    if (d < MD_MAX_DEV) {
+      md->dev_number[i] = d;
       getrandom (md->device_uuid[i], 16, 0);
       md->written_as[i] = m;
-      if (n >= sb.max_dev)
-        sb.max_dev = n + 1;
     }
-    if (md->dev_number[i] < sb.max_dev)
-      sb.dev_roles[md->dev_number[i]] =
-        member_failed (m) ? MD_ROLE_FAULTY : (uint16_t) i;
+    else if (last) {
+      nbdkit_error ("member %s: no free dev_number below %d for it",
+                    m->name, MD_MAX_DEV);
+      member_fail (m, ENOSPC);
+      md->written_as[i] = m;
+    }
+    else
+      r = -1;
   }
+  return r;
+}
+
+/* The dev_roles[] and max_dev an update writes (see above).  Until it is
+ * installed, a replacement's role shows its predecessor, failed.
+ */
+static void
+table (struct array *a, const struct md_array *md, struct md_super *sb)
+{
+  for (uint32_t d = 0; d < MD_MAX_DEV; d++)
+    sb->dev_roles[d] = MD_ROLE_SPARE;
+  sb->max_dev = md->sb.max_dev;
+  for (int i = 0; i < a->nmembers; i++) {
+    uint32_t d = md->dev_number[i];
+
+    if (d == UINT32_MAX)
+      continue;
+    sb->dev_roles[d] = replaced (a, md, i) || member_failed (a->members[i])
+      ? MD_ROLE_FAULTY : (uint16_t) i;
+    if (d >= sb->max_dev)
+      sb->max_dev = d + 1;
+  }
+}
+
+/* Write the superblock of every working member, but replacements not
+ * yet installed; lock held.
+ */
+static int
+write_all (struct array *a, struct md_array *md, bool clean)
+{
+  struct md_super sb = md->sb;
+  bool changed, down;
+  int r = 0;
+
+  table (a, md, &sb);
+  changed = sb.max_dev != md->sb.max_dev ||
+    memcmp (sb.dev_roles, md->sb.dev_roles, sb.max_dev * sizeof *sb.dev_roles);
+  down = next_events (a, md, clean, changed);
+  sb.events = md->sb.events;
+  sb.utime = time (NULL);
+  sb.resync_offset = clean ? UINT64_MAX : md->checkpoint;
   md->sb.max_dev = sb.max_dev;
   memcpy (md->sb.dev_roles, sb.dev_roles, sizeof sb.dev_roles);
   /* md accepts a bitmap one event ahead of the superblocks, not behind. */
@@ -671,6 +762,8 @@ update (struct array *a, struct md_array *md, bool clean)
     struct member *m = a->members[i];
     int st = __atomic_load_n (&m->state, __ATOMIC_ACQUIRE);
 
+    if (replaced (a, md, i))
+      continue;
     md->states[i] = st;
     if (st == MEMBER_FAILED)
       continue;
@@ -689,12 +782,27 @@ update (struct array *a, struct md_array *md, bool clean)
     }
   }
   md->clean = md->written_clean = clean;
-  md->roles_changed = false;
   /* A member that failed now may hold the count before this one, which
    * went down: count up past both, recording the failure.
    */
   if (r == -1 && down)
-    update (a, md, clean);
+    write_all (a, md, clean);
+  return r;
+}
+
+/* Bring every working member's superblock up to md's state; lock held. */
+static int
+update (struct array *a, struct md_array *md, bool clean)
+{
+  int r = 0;
+
+  if (predecessor_unrecorded (a, md))
+    r |= write_all (a, md, clean);
+  if (install_replacements (a, md, false) == -1) {
+    r |= write_all (a, md, clean);
+    install_replacements (a, md, true);
+  }
+  r |= write_all (a, md, clean);
   return r;
 }
 

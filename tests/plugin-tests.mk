@@ -141,7 +141,7 @@ EXTRA_DIST += test-raid-replace-foreign.sh
 EXTRA_DIST += vm/guest-md-check.sh
 TESTS += vm/test-vm-plugin-to-mdadm.sh
 EXTRA_DIST += vm/test-vm-plugin-to-mdadm.sh
-EXTRA_DIST += vm/fill-missing.py
+EXTRA_DIST += vm/fill-missing.py vm/replace-cycles.py
 
 # md write-intent bitmaps between the plugin and Linux md (a guest):
 # mdadm's bitmaps through the plugin, the plugin's through md, and md's
@@ -155,3 +155,5 @@ EXTRA_DIST += vm/test-vm-bitmap.sh vm/guest-md-bitmap.sh
 EXTRA_DIST += mdsb.py
 TESTS += test-raid-md-crafted.sh
 EXTRA_DIST += test-raid-md-crafted.sh
+TESTS += test-raid-md-replace-cycles.sh
+EXTRA_DIST += test-raid-md-replace-cycles.sh test-raid-md-replace-cycles.py
