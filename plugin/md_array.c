@@ -358,6 +358,58 @@ order_members (struct array *a, const struct array_config *cfg,
   return 0;
 }
 
+static int
+rebuilding_members (const struct array *a)
+{
+  int n = 0;
+
+  for (int i = 0; i < a->nmembers; i++)
+    n += a->members[i]->state == MEMBER_REBUILDING;
+  return n;
+}
+
+/* md's only_parity() (raid5.c): whether role r of the layout holds
+ * nothing but parity.  Only the parity-first and parity-last layouts
+ * have such members; md's RAID-6 layouts with Q on the last member
+ * (16..20) are not supported here.
+ */
+static bool
+only_parity (int r, int layout, int raid_disks, int max_degraded)
+{
+  switch (layout) {
+  case LAYOUT_PARITY_FIRST:
+    return r < max_degraded;
+  case LAYOUT_PARITY_LAST:
+    return r >= raid_disks - max_degraded;
+  default:
+    return false;
+  }
+}
+
+/* The "cannot start dirty degraded array" rule of md's raid5_run():
+ * degraded counts every member that is not in sync, missing, failed or
+ * half rebuilt (raid5_calc_degraded); a half-rebuilt member that holds
+ * only parity is excused, since the data it lacks is not data.  The
+ * array is dirty-degraded if more members are degraded than excused.
+ */
+static bool
+dirty_degraded (const struct array *a, const struct md_super *ref)
+{
+  int max_degraded = ref->level == 6 ? 2 : 1, degraded = 0, excused = 0;
+
+  for (int r = 0; r < a->nmembers; r++) {
+    int st = a->members[r]->state;
+
+    if (st == MEMBER_IN_SYNC)
+      continue;
+    degraded++;
+    if (st == MEMBER_REBUILDING &&
+        only_parity (r, ref->layout, ref->raid_disks, max_degraded))
+      excused++;
+  }
+  return degraded > excused;
+}
+
 /* Geometry a well-formed superblock can still hold but no array can
  * have; NULL if it is possible.
  */
@@ -532,16 +584,18 @@ md_array_assemble (struct array *a, struct array_config *cfg,
   *member_bytes = ref->data_offset + ref->size;
   md->clean = md->written_clean = ref->resync_offset == UINT64_MAX;
   md->needs_resync = !md->clean;
-  if (!md->clean && array_failed_members (a) > 0 &&
+  if (!md->clean && dirty_degraded (a, ref) &&
       array_failed_members (a) <= (ref->level == 6 ? 2 : 1)) {
     /* As md: parity that may be stale cannot be resynchronised without
      * the missing member, and reconstructing from it may return wrong data
-     * (the RAID write hole).
+     * (the RAID write hole); a half-rebuilt member counts as missing.
      */
     if (!cfg->force) {
       nbdkit_error ("raid: cannot start a degraded array that was not shut "
                     "down cleanly: data reconstructed from possibly stale "
-                    "parity could be wrong (force=true starts it anyway)");
+                    "parity could be wrong (%d failed or missing, %d half "
+                    "rebuilt; force=true starts it anyway)",
+                    array_failed_members (a), rebuilding_members (a));
       goto out;
     }
     nbdkit_error ("raid: starting a dirty degraded array (force=true)");

@@ -157,3 +157,5 @@ TESTS += test-raid-md-crafted.sh
 EXTRA_DIST += test-raid-md-crafted.sh
 TESTS += test-raid-md-replace-cycles.sh
 EXTRA_DIST += test-raid-md-replace-cycles.sh test-raid-md-replace-cycles.py
+TESTS += test-raid-md-unclean-rebuilding.sh
+EXTRA_DIST += test-raid-md-unclean-rebuilding.sh
