@@ -31,7 +31,11 @@
  * (left-symmetric, 512K chunk unless given) and a 1 MiB data offset unless
  * data-offset is given; members that already carry a superblock are refused
  * unless force=true.  The new array is resynchronised in the background.
- * It gets an internal write-intent bitmap unless bitmap=none.
+ * It gets an internal write-intent bitmap unless bitmap=none.  Everything
+ * is checked and laid out in memory at config_complete, but nothing is
+ * written before md_array_after_fork: between the two nbdkit binds its
+ * own socket and writes its pid file, and a failure there must leave the
+ * members as they were.
  *
  * Member identity (member.h, design.md section 8).  A member that can
  * reconnect (an NBD export) checks every new connection against what
@@ -74,6 +78,12 @@ struct md_array {
   uint64_t checkpoint;          /* resync_offset an active update writes */
   struct md_bitmap *bitmap;     /* NULL: the array has none */
   uint64_t writes;              /* in flight; atomic */
+  /* Whether superblocks may be written at all: not with create=true
+   * before the serving process starts (create_pending: see
+   * md_array_create), never in read-only mode.
+   */
+  bool may_write;
+  bool create_pending;
 };
 
 /* A member's md identity: the superblock a new connection to it must
@@ -630,6 +640,7 @@ md_array_assemble (struct array *a, struct array_config *cfg,
     md->written_as[i] = a->members[i];
     md->states[i] = a->members[i]->state;
   }
+  md->may_write = true;
   a->md = md;
   md = NULL;
   r = 0;
@@ -850,6 +861,9 @@ update (struct array *a, struct md_array *md, bool clean)
 {
   int r = 0;
 
+  if (!md->may_write)
+    return 0;
+
   if (predecessor_unrecorded (a, md))
     r |= write_all (a, md, clean);
   if (install_replacements (a, md, false) == -1) {
@@ -1010,7 +1024,24 @@ md_array_bitmap_stats (struct array *a, struct md_bitmap_stats *st)
 int
 md_array_after_fork (struct array *a)
 {
-  return a->md && a->md->bitmap ? md_bitmap_start_daemon (a->md->bitmap) : 0;
+  struct md_array *md = a->md;
+  int r = 0;
+
+  if (md == NULL)
+    return 0;
+  if (md->create_pending) {
+    pthread_mutex_lock (&md->lock);
+    md->create_pending = false;
+    md->may_write = true;
+    r = update (a, md, false);
+    pthread_mutex_unlock (&md->lock);
+    if (r == -1) {
+      nbdkit_error ("create: writing the superblocks failed");
+      return -1;
+    }
+    nbdkit_debug ("raid: created md array, events %" PRIu64, md->sb.events);
+  }
+  return md->bitmap ? md_bitmap_start_daemon (md->bitmap) : 0;
 }
 
 void
@@ -1115,14 +1146,10 @@ md_array_create (struct array *a, const struct array_config *cfg)
   }
   pthread_mutex_init (&md->lock, NULL);
   md->needs_resync = true;
+  md->create_pending = true;    /* written by md_array_after_fork */
   a->md = md;
   if (!cfg->no_bitmap && create_bitmap (a, md, cfg) == -1)
     return -1;
-  if (update (a, md, false) == -1) {
-    nbdkit_error ("create: writing the superblocks failed");
-    return -1;
-  }
-  nbdkit_debug ("raid: created md array, events %" PRIu64, md->sb.events);
   return 0;
 }
 

@@ -208,5 +208,11 @@ params_check (const struct raid_params *p)
     nbdkit_error ("no members: give disk=PATH once per member, in role order");
     return -1;
   }
+  for (int i = 0; i < c->ndisks && c->create; i++)
+    if (strcmp (c->disks[i], "missing") == 0) {
+      nbdkit_error ("create=true: member %d is 'missing': a new array needs "
+                    "every member", i);
+      return -1;
+    }
   return 0;
 }

@@ -15,6 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
@@ -60,6 +64,43 @@ raid_config (const char *key, const char *value)
   return params_set (&params, key, value);
 }
 
+/* control=PATH is bound after the fork, once a new array's superblocks
+ * have been written, so find out now whether it can be: create=true must
+ * write nothing when it cannot.  A trial bind where nothing is yet
+ * (removed at once); a path that exists must be a socket.
+ */
+static int
+control_path_usable (const char *path)
+{
+  struct sockaddr_un addr = { .sun_family = AF_UNIX };
+  struct stat st;
+  int fd, r;
+
+  if (strlen (path) >= sizeof addr.sun_path) {
+    nbdkit_error ("control=%s: path too long for a Unix socket", path);
+    return -1;
+  }
+  if (lstat (path, &st) == 0) {
+    if (S_ISSOCK (st.st_mode))
+      return 0;
+    nbdkit_error ("control=%s: exists and is not a socket", path);
+    return -1;
+  }
+  strcpy (addr.sun_path, path);
+  fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd == -1) {
+    nbdkit_error ("control socket: %m");
+    return -1;
+  }
+  r = bind (fd, (struct sockaddr *) &addr, sizeof addr);
+  if (r == -1)
+    nbdkit_error ("control=%s: %m", path);
+  else
+    unlink (path);
+  close (fd);
+  return r;
+}
+
 /* Check everything and open the members: the only place they are opened. */
 static int
 raid_config_complete (void)
@@ -71,6 +112,8 @@ raid_config_complete (void)
     return -1;
   }
   if (params_check (&params) == -1)
+    return -1;
+  if (params.control_path && control_path_usable (params.control_path) == -1)
     return -1;
   if (params.member_timeout_ms)
     member_nbd_set_timeout (params.member_timeout_ms);

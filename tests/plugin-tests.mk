@@ -159,3 +159,5 @@ TESTS += test-raid-md-replace-cycles.sh
 EXTRA_DIST += test-raid-md-replace-cycles.sh test-raid-md-replace-cycles.py
 TESTS += test-raid-md-unclean-rebuilding.sh
 EXTRA_DIST += test-raid-md-unclean-rebuilding.sh
+TESTS += test-raid-md-create-refused.sh
+EXTRA_DIST += test-raid-md-create-refused.sh
