@@ -346,8 +346,15 @@ order_members (struct array *a, const struct array_config *cfg,
        */
       a->members[i]->state = MEMBER_REBUILDING;
       a->members[i]->recovery_stripe = s->recovery_offset / ref->chunk;
-      nbdkit_debug ("raid: member %s resumes its rebuild at row %" PRIu64,
-                    cfg->disks[i], a->members[i]->recovery_stripe);
+      if (cfg->readonly)
+        nbdkit_error ("raid: read-only: member %s was being rebuilt (row %"
+                      PRIu64 " of %" PRIu64 "): the rebuild is not resumed, "
+                      "its rows from there on are reconstructed from the "
+                      "others", cfg->disks[i], a->members[i]->recovery_stripe,
+                      ref->size / ref->chunk);
+      else
+        nbdkit_debug ("raid: member %s resumes its rebuild at row %" PRIu64,
+                      cfg->disks[i], a->members[i]->recovery_stripe);
     }
     ordered[role] = a->members[i];
     names[role] = cfg->disks[i];
@@ -434,6 +441,35 @@ impossible (const struct md_super *sb)
   if (sb->chunk < 4096 || (sb->chunk & (sb->chunk - 1)))
     return "the chunk size is not a power of two >= 4K";
   return NULL;
+}
+
+/* Read-only (nbdkit -r, readonly=true), like mdadm --assemble --readonly:
+ * what a read-write start would repair stays as it is; say so.
+ */
+static void
+say_not_repaired (struct array *a, struct md_array *md,
+                  const struct md_super *ref)
+{
+  struct md_bitmap_stats st;
+
+  if (md->needs_resync && md->bitmap)
+    nbdkit_error ("raid: read-only: the array was not shut down cleanly and "
+                  "is not resynchronised: the parity of the %" PRIu64
+                  " rows the write-intent bitmap marks may be stale (data "
+                  "reads are right while every member works)",
+                  md_bitmap_needed_rows (md->bitmap));
+  else if (md->needs_resync)
+    nbdkit_error ("raid: read-only: the array was not shut down cleanly and "
+                  "is not resynchronised%s: its parity may be stale (data "
+                  "reads are right while every member works)",
+                  ref->resync_offset ? " (its resync had stopped half way)"
+                  : "");
+  if (md->bitmap) {
+    md_bitmap_stats (md->bitmap, &st);
+    if (st.dirty)
+      nbdkit_error ("raid: read-only: the write-intent bitmap's %" PRIu64
+                    " set bits are not cleared", st.dirty);
+  }
 }
 
 /* The write-intent bitmap, if the superblocks say there is one. */
@@ -613,7 +649,9 @@ md_array_assemble (struct array *a, struct array_config *cfg,
   }
   if (load_bitmap (a, md, ref) == -1)
     goto out;
-  if (md->needs_resync && md->bitmap) {
+  if (cfg->readonly)
+    say_not_repaired (a, md, ref);
+  else if (md->needs_resync && md->bitmap) {
     uint64_t rows = md_bitmap_needed_rows (md->bitmap);
 
     nbdkit_error ("raid: the array was not shut down cleanly: the "
@@ -640,7 +678,7 @@ md_array_assemble (struct array *a, struct array_config *cfg,
     md->written_as[i] = a->members[i];
     md->states[i] = a->members[i]->state;
   }
-  md->may_write = true;
+  md->may_write = !cfg->readonly;
   a->md = md;
   md = NULL;
   r = 0;
@@ -1029,6 +1067,8 @@ md_array_after_fork (struct array *a)
 
   if (md == NULL)
     return 0;
+  if (!md->may_write && !md->create_pending)
+    return 0;                   /* read-only: no bitmap clearing either */
   if (md->create_pending) {
     pthread_mutex_lock (&md->lock);
     md->create_pending = false;
@@ -1049,6 +1089,12 @@ md_array_close (struct array *a)
 {
   if (a->md == NULL)
     return;
+  if (a->readonly)
+    for (int i = 0; i < a->nmembers; i++)
+      if (member_failed (a->members[i]) &&
+          a->md->states[i] != MEMBER_FAILED)
+        nbdkit_error ("raid: read-only: member %s failed while serving; the "
+                      "superblocks do not record it", a->members[i]->name);
   array_flush (a);              /* marks it clean */
   checkpoint_resync (a, a->md);  /* unless a resync was under way */
   md_bitmap_close (a->md->bitmap);      /* and clears the bits */

@@ -156,6 +156,13 @@ params_set (struct raid_params *p, const char *key, const char *value)
     if (p->control_path == NULL)
       return -1;
   }
+  else if (strcmp (key, "readonly") == 0) {
+    int r = nbdkit_parse_bool (value);
+
+    if (r == -1)
+      return -1;
+    p->array.readonly = r;
+  }
   else if (strcmp (key, "direct") == 0) {
     int r = nbdkit_parse_bool (value);
 

@@ -26,6 +26,7 @@
 #include "array.h"
 #include "params.h"
 #include "control.h"
+#include "nbdkit_cmdline.h"
 #include "parity.h"
 
 static struct raid_params params;
@@ -117,6 +118,15 @@ raid_config_complete (void)
     return -1;
   if (params.member_timeout_ms)
     member_nbd_set_timeout (params.member_timeout_ms);
+  /* nbdkit -r says so only to .open, after the resync and the rebuild
+   * would have started: read it from the command line (nbdkit_cmdline.c).
+   */
+  if (!params.array.readonly && nbdkit_cmdline_read_only_self () == 1) {
+    nbdkit_debug ("raid: nbdkit -r: the array is read-only");
+    params.array.readonly = true;
+  }
+  if (params.array.readonly)
+    member_set_read_only ();
   array = array_open (&params.array);
   return array ? 0 : -1;
 }
@@ -140,10 +150,20 @@ raid_dump_plugin (void)
   printf ("raid_bitmap=internal\n");
 }
 
-/* One array serves every connection. */
+/* One array serves every connection.  nbdkit -r was read from the
+ * command line at start-up; a connection that nbdkit opens read-only all
+ * the same (a filter, or a spelling nbdkit_cmdline.c does not know) is
+ * served, but the array was not kept from writing: say so once.
+ */
 static void *
 raid_open (int readonly)
 {
+  static bool warned;
+
+  if (readonly && !array->readonly && !__atomic_exchange_n (&warned, true,
+                                                            __ATOMIC_RELAXED))
+    nbdkit_debug ("raid: a read-only connection to a read-write array "
+                  "(readonly=true keeps the members from being written)");
   return array;
 }
 
@@ -169,7 +189,7 @@ raid_block_size (void *handle, uint32_t *minimum, uint32_t *preferred,
   return 0;
 }
 
-static int raid_can_write (void *handle) { return 1; }
+static int raid_can_write (void *handle) { return !array->readonly; }
 static int raid_can_flush (void *handle) { return 1; }
 static int raid_can_trim (void *handle) { return 1; }
 static int raid_can_zero (void *handle) { return 1; }

@@ -161,3 +161,13 @@ TESTS += test-raid-md-unclean-rebuilding.sh
 EXTRA_DIST += test-raid-md-unclean-rebuilding.sh
 TESTS += test-raid-md-create-refused.sh
 EXTRA_DIST += test-raid-md-create-refused.sh
+TESTS += test-raid-md-readonly.sh
+EXTRA_DIST += test-raid-md-readonly.sh
+
+# nbdkit -r read from the command line (plugin/nbdkit_cmdline.c).
+if HAVE_CHECK
+check_PROGRAMS += test_cmdline
+TESTS += test_cmdline
+test_cmdline_SOURCES = test_cmdline.c ../plugin/nbdkit_cmdline.c
+test_cmdline_LDADD = $(CHECK_LIBS)
+endif
