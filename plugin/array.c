@@ -117,11 +117,17 @@ array_open (const struct array_config *cfg_in)
     return NULL;
   }
   a->direct = cfg->direct;
+  a->readonly = cfg->readonly;
   a->rebuild_rate = cfg->rebuild_rate;
   a->can_punch = a->can_zero_range = true;
   pthread_mutex_init (&a->job_lock, NULL);
   if (open_members (a, cfg) == -1)
     goto err;
+  if (cfg->create && cfg->readonly) {
+    nbdkit_error ("create=true writes superblocks: it cannot go with a "
+                  "read-only array (nbdkit -r or readonly=true)");
+    goto err;
+  }
   if (md_array_assemble (a, cfg, &md_bytes) == -1)
     goto err;
   if (cfg->create && !cfg->set_data_offset)
@@ -396,6 +402,10 @@ array_write (struct array *a, const void *buf, uint64_t count,
   uint64_t first, end;
   int r;
 
+  if (a->readonly) {
+    errno = EROFS;
+    return -1;
+  }
   request_rows (a, count, offset, &first, &end);
   if (md_array_write_begin (a, first, end) == -1)
     return -1;
@@ -519,6 +529,10 @@ array_zero (struct array *a, uint64_t count, uint64_t offset, bool may_trim,
   uint64_t first, end;
   int r;
 
+  if (a->readonly) {
+    errno = EROFS;
+    return -1;
+  }
   request_rows (a, count, offset, &first, &end);
   if (md_array_write_begin (a, first, end) == -1)
     return -1;
@@ -535,7 +549,8 @@ array_trim (struct array *a, uint64_t count, uint64_t offset, bool fua)
 
 /* A half-rebuilt member is rebuilt first; the resync of an unclean array
  * (a repairing scrub of the rows the bitmap marks, or of all) needs every
- * member readable, so it waits for a later start.
+ * member readable, so it waits for a later start.  Read-only, neither
+ * runs (md_array_assemble said what is left undone).
  */
 int
 array_after_fork (struct array *a)
@@ -544,6 +559,8 @@ array_after_fork (struct array *a)
 
   if (md_array_after_fork (a) == -1)
     return -1;
+  if (a->readonly)
+    return 0;
   if (array_rebuilding_member (a) >= 0)
     return array_rebuild_resume (a);
   if (md_array_needs_resync (a) && array_resync_start (a, &why) == -1) {
@@ -559,6 +576,8 @@ array_flush (struct array *a)
   struct member_io ios[GEOMETRY_MAX_MEMBERS];
   int n = 0;
 
+  if (a->readonly)              /* nothing to make durable */
+    return 0;
   for (int m = 0; m < a->nmembers; m++)
     if (!member_failed (a->members[m]))
       ios[n++] = (struct member_io) { .member = a->members[m], .op = MEMBER_FLUSH };

@@ -32,6 +32,7 @@ struct array_config {
   uint64_t cache_bytes;
   uint64_t rebuild_rate;        /* bytes/s, 0 = unlimited */
   bool direct;
+  bool readonly;                /* nbdkit -r or readonly=true: write nothing */
   int ndisks;
   const char *disks[GEOMETRY_MAX_MEMBERS];
 };
@@ -42,6 +43,7 @@ struct array {
   struct member *members[GEOMETRY_MAX_MEMBERS];
   struct stripe_cache *cache;
   bool direct;
+  bool readonly;                /* nothing is written to any member */
   bool can_punch, can_zero_range;  /* cleared on the first EOPNOTSUPP */
   uint64_t rebuild_rate;
 
@@ -53,7 +55,7 @@ struct array {
 };
 
 /* Open and check every member; nbdkit_error says what is wrong.  Nothing
- * is written to any member (except the superblocks, with create=true).
+ * is written to any member (create=true writes at array_after_fork).
  */
 struct array *array_open (const struct array_config *cfg);
 /* In the serving process: start what runs in the background. */

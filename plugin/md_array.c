@@ -20,7 +20,9 @@
  * as md does; see next_events).  An array found active at start-up
  * was not shut down cleanly: its parity is resynchronised by a repairing
  * scrub in the background.  Member failures and replacements are written
- * into dev_roles at the next update.  With a write-intent bitmap
+ * into dev_roles at the next update; a replacement takes the lowest free
+ * dev_number, as md's do, so the table never outgrows the array (see
+ * update).  With a write-intent bitmap
  * (md_bitmap.c) every write first marks its region, and the resync after
  * an unclean shutdown covers only the marked regions; without one it
  * covers the whole array.
@@ -29,7 +31,11 @@
  * (left-symmetric, 512K chunk unless given) and a 1 MiB data offset unless
  * data-offset is given; members that already carry a superblock are refused
  * unless force=true.  The new array is resynchronised in the background.
- * It gets an internal write-intent bitmap unless bitmap=none.
+ * It gets an internal write-intent bitmap unless bitmap=none.  Everything
+ * is checked and laid out in memory at config_complete, but nothing is
+ * written before md_array_after_fork: between the two nbdkit binds its
+ * own socket and writes its pid file, and a failure there must leave the
+ * members as they were.
  *
  * Member identity (member.h, design.md section 8).  A member that can
  * reconnect (an NBD export) checks every new connection against what
@@ -58,14 +64,13 @@
 struct md_array {
   pthread_mutex_t lock;
   struct md_super sb;           /* array-wide fields: the reference */
-  uint32_t dev_number[GEOMETRY_MAX_MEMBERS];   /* by role */
+  uint32_t dev_number[GEOMETRY_MAX_MEMBERS];   /* by role; UINT32_MAX: none */
   uint8_t device_uuid[GEOMETRY_MAX_MEMBERS][16];
   struct member *written_as[GEOMETRY_MAX_MEMBERS]; /* member of each role
                                                       at the last update */
   int states[GEOMETRY_MAX_MEMBERS];
   bool clean;                   /* as the superblocks say */
   bool written_clean;           /* what the last update wrote */
-  bool roles_changed;           /* dev_roles differ from the last update's */
   bool can_decrease;            /* the last update only marked it active */
   uint64_t max_events;          /* the highest event count ever written */
   bool needs_resync;
@@ -73,6 +78,12 @@ struct md_array {
   uint64_t checkpoint;          /* resync_offset an active update writes */
   struct md_bitmap *bitmap;     /* NULL: the array has none */
   uint64_t writes;              /* in flight; atomic */
+  /* Whether superblocks may be written at all: not with create=true
+   * before the serving process starts (create_pending: see
+   * md_array_create), never in read-only mode.
+   */
+  bool may_write;
+  bool create_pending;
 };
 
 /* A member's md identity: the superblock a new connection to it must
@@ -273,18 +284,18 @@ stale (const struct md_super *s, const struct md_super *ref)
   return s->events + 1 < ref->events;
 }
 
-/* Role r has no member: whatever dev_number held it is faulty from the
- * next update on, so that the member, if it comes back after the array
- * was written without it, is not taken as in sync.
+/* Role r has no member: the dev_number that held it in the newest
+ * superblock (UINT32_MAX if none did) stays the role's, as a failed
+ * member's, so that the next update writes it faulty and a replacement
+ * cannot take it before that update has been written (see update).
  */
-static void
-forget_role (struct md_array *md, const struct md_super *ref, int r)
+static uint32_t
+slot_of_role (const struct md_super *ref, int r)
 {
   for (uint32_t d = 0; d < ref->max_dev; d++)
-    if (ref->dev_roles[d] == r) {
-      md->sb.dev_roles[d] = MD_ROLE_FAULTY;
-      md->roles_changed = true;
-    }
+    if (ref->dev_roles[d] == r)
+      return d;
+  return UINT32_MAX;
 }
 
 /* Put the members in role order, failing the ones md would not use. */
@@ -304,7 +315,18 @@ order_members (struct array *a, const struct array_config *cfg,
       a->retired[a->nretired++] = a->members[i];
       continue;
     }
-    role = s->dev_number < ref->max_dev ? ref->dev_roles[s->dev_number] : -1;
+    if (s->dev_number >= ref->max_dev) {
+      /* md_super_parse refuses a dev_number beyond the member's own
+       * max_dev; beyond the newest superblock's it has no role there
+       * either, and md never shrinks max_dev: a crafted superblock.
+       */
+      nbdkit_error ("member %s: bad superblock: its dev_number %" PRIu32
+                    " has no slot in the newest superblock (max_dev %" PRIu32
+                    ", from member %s)", cfg->disks[i], s->dev_number,
+                    ref->max_dev, cfg->disks[ref - sbs]);
+      return -1;
+    }
+    role = ref->dev_roles[s->dev_number];
     if (role >= ref->raid_disks || stale (s, ref)) {
       nbdkit_error ("member %s: %s; not used", cfg->disks[i],
                     stale (s, ref) ? "its superblock is stale "
@@ -324,8 +346,15 @@ order_members (struct array *a, const struct array_config *cfg,
        */
       a->members[i]->state = MEMBER_REBUILDING;
       a->members[i]->recovery_stripe = s->recovery_offset / ref->chunk;
-      nbdkit_debug ("raid: member %s resumes its rebuild at row %" PRIu64,
-                    cfg->disks[i], a->members[i]->recovery_stripe);
+      if (cfg->readonly)
+        nbdkit_error ("raid: read-only: member %s was being rebuilt (row %"
+                      PRIu64 " of %" PRIu64 "): the rebuild is not resumed, "
+                      "its rows from there on are reconstructed from the "
+                      "others", cfg->disks[i], a->members[i]->recovery_stripe,
+                      ref->size / ref->chunk);
+      else
+        nbdkit_debug ("raid: member %s resumes its rebuild at row %" PRIu64,
+                      cfg->disks[i], a->members[i]->recovery_stripe);
     }
     ordered[role] = a->members[i];
     names[role] = cfg->disks[i];
@@ -337,14 +366,65 @@ order_members (struct array *a, const struct array_config *cfg,
       ordered[r] = member_missing ();
       if (ordered[r] == NULL)
         return -1;
-      md->dev_number[r] = UINT32_MAX;
-      forget_role (md, ref, r);
+      md->dev_number[r] = slot_of_role (ref, r);
       nbdkit_debug ("raid: role %d has no member: degraded", r);
     }
     a->members[r] = ordered[r];
   }
   a->nmembers = ref->raid_disks;
   return 0;
+}
+
+static int
+rebuilding_members (const struct array *a)
+{
+  int n = 0;
+
+  for (int i = 0; i < a->nmembers; i++)
+    n += a->members[i]->state == MEMBER_REBUILDING;
+  return n;
+}
+
+/* md's only_parity() (raid5.c): whether role r of the layout holds
+ * nothing but parity.  Only the parity-first and parity-last layouts
+ * have such members; md's RAID-6 layouts with Q on the last member
+ * (16..20) are not supported here.
+ */
+static bool
+only_parity (int r, int layout, int raid_disks, int max_degraded)
+{
+  switch (layout) {
+  case LAYOUT_PARITY_FIRST:
+    return r < max_degraded;
+  case LAYOUT_PARITY_LAST:
+    return r >= raid_disks - max_degraded;
+  default:
+    return false;
+  }
+}
+
+/* The "cannot start dirty degraded array" rule of md's raid5_run():
+ * degraded counts every member that is not in sync, missing, failed or
+ * half rebuilt (raid5_calc_degraded); a half-rebuilt member that holds
+ * only parity is excused, since the data it lacks is not data.  The
+ * array is dirty-degraded if more members are degraded than excused.
+ */
+static bool
+dirty_degraded (const struct array *a, const struct md_super *ref)
+{
+  int max_degraded = ref->level == 6 ? 2 : 1, degraded = 0, excused = 0;
+
+  for (int r = 0; r < a->nmembers; r++) {
+    int st = a->members[r]->state;
+
+    if (st == MEMBER_IN_SYNC)
+      continue;
+    degraded++;
+    if (st == MEMBER_REBUILDING &&
+        only_parity (r, ref->layout, ref->raid_disks, max_degraded))
+      excused++;
+  }
+  return degraded > excused;
 }
 
 /* Geometry a well-formed superblock can still hold but no array can
@@ -361,6 +441,35 @@ impossible (const struct md_super *sb)
   if (sb->chunk < 4096 || (sb->chunk & (sb->chunk - 1)))
     return "the chunk size is not a power of two >= 4K";
   return NULL;
+}
+
+/* Read-only (nbdkit -r, readonly=true), like mdadm --assemble --readonly:
+ * what a read-write start would repair stays as it is; say so.
+ */
+static void
+say_not_repaired (struct array *a, struct md_array *md,
+                  const struct md_super *ref)
+{
+  struct md_bitmap_stats st;
+
+  if (md->needs_resync && md->bitmap)
+    nbdkit_error ("raid: read-only: the array was not shut down cleanly and "
+                  "is not resynchronised: the parity of the %" PRIu64
+                  " rows the write-intent bitmap marks may be stale (data "
+                  "reads are right while every member works)",
+                  md_bitmap_needed_rows (md->bitmap));
+  else if (md->needs_resync)
+    nbdkit_error ("raid: read-only: the array was not shut down cleanly and "
+                  "is not resynchronised%s: its parity may be stale (data "
+                  "reads are right while every member works)",
+                  ref->resync_offset ? " (its resync had stopped half way)"
+                  : "");
+  if (md->bitmap) {
+    md_bitmap_stats (md->bitmap, &st);
+    if (st.dirty)
+      nbdkit_error ("raid: read-only: the write-intent bitmap's %" PRIu64
+                    " set bits are not cleared", st.dirty);
+  }
 }
 
 /* The write-intent bitmap, if the superblocks say there is one. */
@@ -521,16 +630,18 @@ md_array_assemble (struct array *a, struct array_config *cfg,
   *member_bytes = ref->data_offset + ref->size;
   md->clean = md->written_clean = ref->resync_offset == UINT64_MAX;
   md->needs_resync = !md->clean;
-  if (!md->clean && array_failed_members (a) > 0 &&
+  if (!md->clean && dirty_degraded (a, ref) &&
       array_failed_members (a) <= (ref->level == 6 ? 2 : 1)) {
     /* As md: parity that may be stale cannot be resynchronised without
      * the missing member, and reconstructing from it may return wrong data
-     * (the RAID write hole).
+     * (the RAID write hole); a half-rebuilt member counts as missing.
      */
     if (!cfg->force) {
       nbdkit_error ("raid: cannot start a degraded array that was not shut "
                     "down cleanly: data reconstructed from possibly stale "
-                    "parity could be wrong (force=true starts it anyway)");
+                    "parity could be wrong (%d failed or missing, %d half "
+                    "rebuilt; force=true starts it anyway)",
+                    array_failed_members (a), rebuilding_members (a));
       goto out;
     }
     nbdkit_error ("raid: starting a dirty degraded array (force=true)");
@@ -538,7 +649,9 @@ md_array_assemble (struct array *a, struct array_config *cfg,
   }
   if (load_bitmap (a, md, ref) == -1)
     goto out;
-  if (md->needs_resync && md->bitmap) {
+  if (cfg->readonly)
+    say_not_repaired (a, md, ref);
+  else if (md->needs_resync && md->bitmap) {
     uint64_t rows = md_bitmap_needed_rows (md->bitmap);
 
     nbdkit_error ("raid: the array was not shut down cleanly: the "
@@ -565,6 +678,7 @@ md_array_assemble (struct array *a, struct array_config *cfg,
     md->written_as[i] = a->members[i];
     md->states[i] = a->members[i]->state;
   }
+  md->may_write = !cfg->readonly;
   a->md = md;
   md = NULL;
   r = 0;
@@ -599,9 +713,10 @@ states_changed (struct array *a, struct md_array *md)
  * behind.
  */
 static bool
-next_events (struct array *a, struct md_array *md, bool clean)
+next_events (struct array *a, struct md_array *md, bool clean,
+             bool roles_changed)
 {
-  bool toggle = !states_changed (a, md) && !md->roles_changed &&
+  bool toggle = !states_changed (a, md) && !roles_changed &&
     clean != md->written_clean;
   bool down = toggle && clean && md->can_decrease;
 
@@ -617,40 +732,130 @@ next_events (struct array *a, struct md_array *md, bool clean)
   return down;
 }
 
-/* Write every working member's superblock from md's state; lock held. */
-static int
-update (struct array *a, struct md_array *md, bool clean)
+/* Member numbers and roles, as md keeps them (md.c: bind_rdev_to_array,
+ * super_1_sync).  A member's dev_number is its slot in dev_roles[]; every
+ * update writes the whole table afresh: every slot spare, then each
+ * current member's slot its role, or faulty if it has failed.  A member
+ * that is gone (replaced, or absent at start-up and then replaced) leaves
+ * its slot spare, and a replacement takes the lowest slot free, so the
+ * numbers stay below raid_disks plus a few and max_dev only grows to
+ * what is used (never past MD_MAX_DEV: the parser's limit, and mdadm's).
+ *
+ * Reusing a slot is safe only once the superblocks already say that its
+ * old holder is no longer in its role: the old holder's own superblock
+ * still names the slot, and an assembly accepts a member one event
+ * behind.  So a slot is free when no current member holds it and the last
+ * update wrote it as no role (spare or faulty); when a replacement's
+ * predecessor is still written in its role (it failed since the last
+ * update, by an I/O error), one update first records it faulty, and the
+ * replacement is installed by a second one.  The old member is then two
+ * events behind the slot's new holder: stale, never taken for it.
+ */
+static bool
+slot_free (const struct array *a, const struct md_array *md, uint32_t d)
 {
-  struct md_super sb;
-  bool down = next_events (a, md, clean);
+  for (int j = 0; j < a->nmembers; j++)
+    if (md->dev_number[j] == d)
+      return false;
+  return d >= md->sb.max_dev || md->sb.dev_roles[d] >= md->sb.raid_disks;
+}
+
+static bool
+replaced (const struct array *a, const struct md_array *md, int i)
+{
+  return md->written_as[i] != __atomic_load_n (&a->members[i],
+                                               __ATOMIC_ACQUIRE);
+}
+
+/* A replacement whose predecessor's slot is still written as its role. */
+static bool
+predecessor_unrecorded (const struct array *a, const struct md_array *md)
+{
+  for (int i = 0; i < a->nmembers; i++) {
+    uint32_t d = md->dev_number[i];
+
+    if (replaced (a, md, i) && d < md->sb.max_dev &&
+        md->sb.dev_roles[d] < md->sb.raid_disks)
+      return true;
+  }
+  return false;
+}
+
+/* Give each replacement the lowest free slot and a new device UUID.
+ * Returns -1 if some got none: every slot below MD_MAX_DEV is held or
+ * still listed as a role, which only superblocks crafted with duplicate
+ * roles can cause; once an update has rewritten those, `last` fails a
+ * replacement that still finds none.
+ */
+static int
+install_replacements (struct array *a, struct md_array *md, bool last)
+{
   int r = 0;
 
-  sb = md->sb;
-  sb.utime = time (NULL);
-  sb.resync_offset = clean ? UINT64_MAX : md->checkpoint;
-  sb.max_dev = sb.max_dev < (uint32_t) a->nmembers ? (uint32_t) a->nmembers
-    : sb.max_dev;
   for (int i = 0; i < a->nmembers; i++) {
-    struct member *m = a->members[i];
+    struct member *m = __atomic_load_n (&a->members[i], __ATOMIC_ACQUIRE);
+    uint32_t d;
 
-    if (md->written_as[i] != m) {       /* replaced: a new dev_number */
-      uint32_t n = 0;
-
-      for (int j = 0; j < a->nmembers; j++)
-        if (md->dev_number[j] != UINT32_MAX && md->dev_number[j] >= n)
-          n = md->dev_number[j] + 1;
-      if (md->dev_number[i] != UINT32_MAX && md->dev_number[i] < sb.max_dev)
-        sb.dev_roles[md->dev_number[i]] = MD_ROLE_FAULTY;
-      md->dev_number[i] = n;
+    if (md->written_as[i] == m)
+      continue;
+    md->dev_number[i] = UINT32_MAX;     /* the predecessor leaves */
+    for (d = 0; d < MD_MAX_DEV && !slot_free (a, md, d); d++)
+      ;
+    if (d < MD_MAX_DEV) {
+      md->dev_number[i] = d;
       getrandom (md->device_uuid[i], 16, 0);
       md->written_as[i] = m;
-      if (n >= sb.max_dev)
-        sb.max_dev = n + 1;
     }
-    if (md->dev_number[i] < sb.max_dev)
-      sb.dev_roles[md->dev_number[i]] =
-        member_failed (m) ? MD_ROLE_FAULTY : (uint16_t) i;
+    else if (last) {
+      nbdkit_error ("member %s: no free dev_number below %d for it",
+                    m->name, MD_MAX_DEV);
+      member_fail (m, ENOSPC);
+      md->written_as[i] = m;
+    }
+    else
+      r = -1;
   }
+  return r;
+}
+
+/* The dev_roles[] and max_dev an update writes (see above).  Until it is
+ * installed, a replacement's role shows its predecessor, failed.
+ */
+static void
+table (struct array *a, const struct md_array *md, struct md_super *sb)
+{
+  for (uint32_t d = 0; d < MD_MAX_DEV; d++)
+    sb->dev_roles[d] = MD_ROLE_SPARE;
+  sb->max_dev = md->sb.max_dev;
+  for (int i = 0; i < a->nmembers; i++) {
+    uint32_t d = md->dev_number[i];
+
+    if (d == UINT32_MAX)
+      continue;
+    sb->dev_roles[d] = replaced (a, md, i) || member_failed (a->members[i])
+      ? MD_ROLE_FAULTY : (uint16_t) i;
+    if (d >= sb->max_dev)
+      sb->max_dev = d + 1;
+  }
+}
+
+/* Write the superblock of every working member, but replacements not
+ * yet installed; lock held.
+ */
+static int
+write_all (struct array *a, struct md_array *md, bool clean)
+{
+  struct md_super sb = md->sb;
+  bool changed, down;
+  int r = 0;
+
+  table (a, md, &sb);
+  changed = sb.max_dev != md->sb.max_dev ||
+    memcmp (sb.dev_roles, md->sb.dev_roles, sb.max_dev * sizeof *sb.dev_roles);
+  down = next_events (a, md, clean, changed);
+  sb.events = md->sb.events;
+  sb.utime = time (NULL);
+  sb.resync_offset = clean ? UINT64_MAX : md->checkpoint;
   md->sb.max_dev = sb.max_dev;
   memcpy (md->sb.dev_roles, sb.dev_roles, sizeof sb.dev_roles);
   /* md accepts a bitmap one event ahead of the superblocks, not behind. */
@@ -660,6 +865,8 @@ update (struct array *a, struct md_array *md, bool clean)
     struct member *m = a->members[i];
     int st = __atomic_load_n (&m->state, __ATOMIC_ACQUIRE);
 
+    if (replaced (a, md, i))
+      continue;
     md->states[i] = st;
     if (st == MEMBER_FAILED)
       continue;
@@ -678,12 +885,30 @@ update (struct array *a, struct md_array *md, bool clean)
     }
   }
   md->clean = md->written_clean = clean;
-  md->roles_changed = false;
   /* A member that failed now may hold the count before this one, which
    * went down: count up past both, recording the failure.
    */
   if (r == -1 && down)
-    update (a, md, clean);
+    write_all (a, md, clean);
+  return r;
+}
+
+/* Bring every working member's superblock up to md's state; lock held. */
+static int
+update (struct array *a, struct md_array *md, bool clean)
+{
+  int r = 0;
+
+  if (!md->may_write)
+    return 0;
+
+  if (predecessor_unrecorded (a, md))
+    r |= write_all (a, md, clean);
+  if (install_replacements (a, md, false) == -1) {
+    r |= write_all (a, md, clean);
+    install_replacements (a, md, true);
+  }
+  r |= write_all (a, md, clean);
   return r;
 }
 
@@ -837,7 +1062,26 @@ md_array_bitmap_stats (struct array *a, struct md_bitmap_stats *st)
 int
 md_array_after_fork (struct array *a)
 {
-  return a->md && a->md->bitmap ? md_bitmap_start_daemon (a->md->bitmap) : 0;
+  struct md_array *md = a->md;
+  int r = 0;
+
+  if (md == NULL)
+    return 0;
+  if (!md->may_write && !md->create_pending)
+    return 0;                   /* read-only: no bitmap clearing either */
+  if (md->create_pending) {
+    pthread_mutex_lock (&md->lock);
+    md->create_pending = false;
+    md->may_write = true;
+    r = update (a, md, false);
+    pthread_mutex_unlock (&md->lock);
+    if (r == -1) {
+      nbdkit_error ("create: writing the superblocks failed");
+      return -1;
+    }
+    nbdkit_debug ("raid: created md array, events %" PRIu64, md->sb.events);
+  }
+  return md->bitmap ? md_bitmap_start_daemon (md->bitmap) : 0;
 }
 
 void
@@ -845,6 +1089,12 @@ md_array_close (struct array *a)
 {
   if (a->md == NULL)
     return;
+  if (a->readonly)
+    for (int i = 0; i < a->nmembers; i++)
+      if (member_failed (a->members[i]) &&
+          a->md->states[i] != MEMBER_FAILED)
+        nbdkit_error ("raid: read-only: member %s failed while serving; the "
+                      "superblocks do not record it", a->members[i]->name);
   array_flush (a);              /* marks it clean */
   checkpoint_resync (a, a->md);  /* unless a resync was under way */
   md_bitmap_close (a->md->bitmap);      /* and clears the bits */
@@ -942,14 +1192,10 @@ md_array_create (struct array *a, const struct array_config *cfg)
   }
   pthread_mutex_init (&md->lock, NULL);
   md->needs_resync = true;
+  md->create_pending = true;    /* written by md_array_after_fork */
   a->md = md;
   if (!cfg->no_bitmap && create_bitmap (a, md, cfg) == -1)
     return -1;
-  if (update (a, md, false) == -1) {
-    nbdkit_error ("create: writing the superblocks failed");
-    return -1;
-  }
-  nbdkit_debug ("raid: created md array, events %" PRIu64, md->sb.events);
   return 0;
 }
 

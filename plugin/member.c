@@ -77,6 +77,14 @@ member_set_identity (struct member *m, struct member_identity *id)
   return false;
 }
 
+bool member_read_only;
+
+void
+member_set_read_only (void)
+{
+  member_read_only = true;
+}
+
 struct member *
 member_open (const char *name, bool direct)
 {

@@ -121,6 +121,11 @@ struct member {
  * nbdkit_error naming the member and returns NULL.
  */
 struct member *member_open (const char *name, bool direct);
+/* From now on open members read-only (files O_RDONLY; NBD exports that
+ * are read-only are accepted): nbdkit -r or readonly=true.
+ */
+void member_set_read_only (void);
+extern bool member_read_only;
 void member_close (struct member *m);
 
 /* disk=missing: a member that is absent from the start (failed). */

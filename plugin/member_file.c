@@ -395,7 +395,9 @@ member_file_open (const char *path, bool direct)
     nbdkit_error ("calloc: %m");
     goto err;
   }
-  f->fd = open (path, O_RDWR | O_CLOEXEC | (direct ? O_DIRECT : 0));
+  /* Read-only mode: the kernel, not only the plugin, keeps writes off. */
+  f->fd = open (path, (member_read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC |
+                (direct ? O_DIRECT : 0));
   if (f->fd == -1) {
     nbdkit_error ("member %s: open: %m", path);
     goto err;

@@ -600,7 +600,7 @@ check_conn (struct member *m, struct nbd_handle *h, int64_t deadline,
               "%" PRIu32, min, m->align);
     r = -2;
   }
-  else if (nbd_is_read_only (h) == 1) {
+  else if (nbd_is_read_only (h) == 1 && !member_read_only) {
     snprintf (why, whylen, "it is exported read-only");
     r = -2;
   }
@@ -1029,7 +1029,7 @@ member_nbd_open (const char *uri)
     nbdkit_error ("member %s: %s", uri, why);
     goto err;
   }
-  if (nbd_is_read_only (h) == 1) {
+  if (nbd_is_read_only (h) == 1 && !member_read_only) {
     nbdkit_error ("member %s: the server exports it read-only", uri);
     goto err;
   }

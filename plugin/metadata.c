@@ -24,8 +24,14 @@
  * role, so the two differ.  The checksum is the sum of the record's 32-bit
  * words (sb_csum taken as 0) up to the end of dev_roles, folded to 32 bits.
  *
- * Features this plugin does not implement are refused, not ignored:
- * reshape in progress, journal, PPL, bad-block log entries, clustering.
+ * Only the features this plugin implements are accepted (an allow-list:
+ * the write-intent bitmap and a member's recovery offset); every other
+ * bit is refused, not ignored: a reshape in progress, a journal, PPL,
+ * bad-block log entries, clustering, and any bit md may define later.
+ * Fields that no real member can hold (a dev_number without a slot in
+ * dev_roles, an event count near 2^64, a bitmap outside the room before
+ * the data, sizes beyond 4 EiB) make the superblock bad: it is refused as
+ * such, naming the member, before anything is read from where it points.
  * A write-intent bitmap's own superblock (md-bitmap.h's bitmap_super_t)
  * is parsed and written here too; md_bitmap.c keeps its bits.
  * Everything is field by field with explicit little-endian access: no
@@ -43,6 +49,8 @@
 #include <config.h>
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,9 +93,16 @@ checksum (const uint8_t *buf, uint32_t max_dev)
   return (sum & 0xffffffff) + (sum >> 32);
 }
 
+/* The feature bits this plugin implements: everything else is refused (an
+ * allow-list, so that a bit md adds later is never silently ignored).
+ */
+#define FEATURES_IMPLEMENTED (FEATURE_BITMAP | FEATURE_RECOVERY_OFFSET)
+
 static const char *
 unsupported (uint32_t features)
 {
+  static __thread char unknown[128];
+
   if (features & (FEATURE_RESHAPE | FEATURE_RESHAPE_BACKWARDS | FEATURE_NEW_OFFSET))
     return "a reshape is in progress (finish it with mdadm first)";
   if (features & FEATURE_JOURNAL)
@@ -100,6 +115,57 @@ unsupported (uint32_t features)
     return "clustered md arrays are not supported";
   if (features & (FEATURE_REPLACEMENT | FEATURE_RECOVERY_BITMAP))
     return "a member replacement is in progress (finish it with mdadm first)";
+  if (features & ~FEATURES_IMPLEMENTED) {
+    snprintf (unknown, sizeof unknown, "md superblock with unknown feature "
+              "bits %#" PRIx32 " (only %#x are implemented)",
+              features & ~FEATURES_IMPLEMENTED, FEATURES_IMPLEMENTED);
+    return unknown;
+  }
+  return NULL;
+}
+
+/* Sector counts beyond this cannot be real (2^53 sectors is 4 EiB) and
+ * would overflow once turned into bytes.
+ */
+#define MAX_SECTORS (UINT64_C (1) << 53)
+
+/* An event count this large cannot have been reached by counting (2^63
+ * updates); refusing it keeps events + 1 from wrapping round to 0, which
+ * would make every member look stale, or a stale one current.
+ */
+#define MAX_EVENTS (UINT64_C (1) << 63)
+
+/* Fields that a superblock with a valid checksum may still hold but no
+ * member can: md would read outside the member or past its own record.
+ */
+static const char *
+impossible_fields (const uint8_t *buf, uint32_t max_dev, uint32_t features)
+{
+  uint64_t data_offset = get64 (buf + 128);
+
+  if (get32 (buf + 160) >= max_dev)
+    return "md superblock whose dev_number has no slot in dev_roles "
+      "(dev_number >= max_dev): bad superblock";
+  if (get64 (buf + 200) >= MAX_EVENTS)
+    return "md superblock with an impossible event count (2^63 or more): "
+      "bad superblock";
+  if (data_offset >= MAX_SECTORS || get64 (buf + 80) >= MAX_SECTORS ||
+      get64 (buf + 136) >= MAX_SECTORS ||
+      ((features & FEATURE_RECOVERY_OFFSET) && get64 (buf + 152) >= MAX_SECTORS))
+    return "md superblock with an impossible size or offset: bad superblock";
+  if (features & FEATURE_BITMAP) {
+    /* v1.2 keeps an internal bitmap between the superblock and the data:
+     * its first 4 KiB (its own superblock) at least must fit there.
+     */
+    int64_t area = MD_SB_OFFSET + (int64_t) (int32_t) get32 (buf + 96) * 512;
+
+    if (area < 0 ||
+        (area < MD_SB_OFFSET + MD_SB_BYTES && area + 4096 > MD_SB_OFFSET) ||
+        (uint64_t) area + 4096 > data_offset * 512)
+      return "md superblock whose bitmap_offset puts the write-intent bitmap "
+        "outside the room before the data or over the superblock: "
+        "bad superblock";
+  }
   return NULL;
 }
 
@@ -123,7 +189,8 @@ md_super_parse (const uint8_t *buf, struct md_super *sb, const char **why)
     return -1;
   }
   sb->feature_map = get32 (buf + 8);
-  if ((*why = unsupported (sb->feature_map)) != NULL)
+  if ((*why = unsupported (sb->feature_map)) != NULL ||
+      (*why = impossible_fields (buf, sb->max_dev, sb->feature_map)) != NULL)
     return -1;
   if (get64 (buf + 144) != MD_SB_OFFSET / 512) {
     *why = "md superblock is not a version 1.2 superblock (super_offset)";

@@ -156,6 +156,13 @@ params_set (struct raid_params *p, const char *key, const char *value)
     if (p->control_path == NULL)
       return -1;
   }
+  else if (strcmp (key, "readonly") == 0) {
+    int r = nbdkit_parse_bool (value);
+
+    if (r == -1)
+      return -1;
+    p->array.readonly = r;
+  }
   else if (strcmp (key, "direct") == 0) {
     int r = nbdkit_parse_bool (value);
 
@@ -208,5 +215,11 @@ params_check (const struct raid_params *p)
     nbdkit_error ("no members: give disk=PATH once per member, in role order");
     return -1;
   }
+  for (int i = 0; i < c->ndisks && c->create; i++)
+    if (strcmp (c->disks[i], "missing") == 0) {
+      nbdkit_error ("create=true: member %d is 'missing': a new array needs "
+                    "every member", i);
+      return -1;
+    }
   return 0;
 }

@@ -33,6 +33,8 @@ void params_free (struct raid_params *p);
   "data-offset=SIZE        Where array data starts on each member (default 0).\n" \
   "cache=SIZE              Stripe cache budget (default 64M).\n" \
   "direct=BOOL             Open members with O_DIRECT (default false).\n" \
+  "readonly=true           Write nothing to any member (as nbdkit -r, which\n" \
+  "                        the plugin also detects): no resync, no rebuild.\n" \
   "parity=NAME             Force a parity implementation.\n" \
   "member-timeout=SECONDS  Fail an NBD member's requests after this (default 30).\n" \
   "control=PATH            Unix socket for nbdkit-raid-ctl (status, fail,\n" \

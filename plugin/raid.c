@@ -15,6 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
@@ -22,6 +26,7 @@
 #include "array.h"
 #include "params.h"
 #include "control.h"
+#include "nbdkit_cmdline.h"
 #include "parity.h"
 
 static struct raid_params params;
@@ -60,6 +65,43 @@ raid_config (const char *key, const char *value)
   return params_set (&params, key, value);
 }
 
+/* control=PATH is bound after the fork, once a new array's superblocks
+ * have been written, so find out now whether it can be: create=true must
+ * write nothing when it cannot.  A trial bind where nothing is yet
+ * (removed at once); a path that exists must be a socket.
+ */
+static int
+control_path_usable (const char *path)
+{
+  struct sockaddr_un addr = { .sun_family = AF_UNIX };
+  struct stat st;
+  int fd, r;
+
+  if (strlen (path) >= sizeof addr.sun_path) {
+    nbdkit_error ("control=%s: path too long for a Unix socket", path);
+    return -1;
+  }
+  if (lstat (path, &st) == 0) {
+    if (S_ISSOCK (st.st_mode))
+      return 0;
+    nbdkit_error ("control=%s: exists and is not a socket", path);
+    return -1;
+  }
+  strcpy (addr.sun_path, path);
+  fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd == -1) {
+    nbdkit_error ("control socket: %m");
+    return -1;
+  }
+  r = bind (fd, (struct sockaddr *) &addr, sizeof addr);
+  if (r == -1)
+    nbdkit_error ("control=%s: %m", path);
+  else
+    unlink (path);
+  close (fd);
+  return r;
+}
+
 /* Check everything and open the members: the only place they are opened. */
 static int
 raid_config_complete (void)
@@ -72,8 +114,19 @@ raid_config_complete (void)
   }
   if (params_check (&params) == -1)
     return -1;
+  if (params.control_path && control_path_usable (params.control_path) == -1)
+    return -1;
   if (params.member_timeout_ms)
     member_nbd_set_timeout (params.member_timeout_ms);
+  /* nbdkit -r says so only to .open, after the resync and the rebuild
+   * would have started: read it from the command line (nbdkit_cmdline.c).
+   */
+  if (!params.array.readonly && nbdkit_cmdline_read_only_self () == 1) {
+    nbdkit_debug ("raid: nbdkit -r: the array is read-only");
+    params.array.readonly = true;
+  }
+  if (params.array.readonly)
+    member_set_read_only ();
   array = array_open (&params.array);
   return array ? 0 : -1;
 }
@@ -97,10 +150,20 @@ raid_dump_plugin (void)
   printf ("raid_bitmap=internal\n");
 }
 
-/* One array serves every connection. */
+/* One array serves every connection.  nbdkit -r was read from the
+ * command line at start-up; a connection that nbdkit opens read-only all
+ * the same (a filter, or a spelling nbdkit_cmdline.c does not know) is
+ * served, but the array was not kept from writing: say so once.
+ */
 static void *
 raid_open (int readonly)
 {
+  static bool warned;
+
+  if (readonly && !array->readonly && !__atomic_exchange_n (&warned, true,
+                                                            __ATOMIC_RELAXED))
+    nbdkit_debug ("raid: a read-only connection to a read-write array "
+                  "(readonly=true keeps the members from being written)");
   return array;
 }
 
@@ -126,7 +189,7 @@ raid_block_size (void *handle, uint32_t *minimum, uint32_t *preferred,
   return 0;
 }
 
-static int raid_can_write (void *handle) { return 1; }
+static int raid_can_write (void *handle) { return !array->readonly; }
 static int raid_can_flush (void *handle) { return 1; }
 static int raid_can_trim (void *handle) { return 1; }
 static int raid_can_zero (void *handle) { return 1; }

@@ -294,6 +294,10 @@ array_rebuild_resume (struct array *a)
 int
 array_fail_member (struct array *a, int i, char **why)
 {
+  if (a->readonly) {
+    *why = "the array is read-only";
+    return -1;
+  }
   if (i < 0 || i >= a->nmembers) {
     *why = "no such member";
     return -1;
@@ -339,6 +343,10 @@ array_replace_member (struct array *a, int i, const char *name, bool force,
   struct member *m;
   int r = -1;
 
+  if (a->readonly) {
+    *why = "the array is read-only";
+    return -1;
+  }
   if (i < 0 || i >= a->nmembers) {
     *why = "no such member";
     return -1;
@@ -430,6 +438,10 @@ scrub_start (struct array *a, bool repair, bool resync, char **why)
 int
 array_scrub_start (struct array *a, bool repair, char **why)
 {
+  if (repair && a->readonly) {
+    *why = "the array is read-only (scrub check reads only)";
+    return -1;
+  }
   return scrub_start (a, repair, false, why);
 }
 

@@ -141,10 +141,33 @@ EXTRA_DIST += test-raid-replace-foreign.sh
 EXTRA_DIST += vm/guest-md-check.sh
 TESTS += vm/test-vm-plugin-to-mdadm.sh
 EXTRA_DIST += vm/test-vm-plugin-to-mdadm.sh
-EXTRA_DIST += vm/fill-missing.py
+EXTRA_DIST += vm/fill-missing.py vm/replace-cycles.py
 
 # md write-intent bitmaps between the plugin and Linux md (a guest):
 # mdadm's bitmaps through the plugin, the plugin's through md, and md's
 # bitmap resync after the plugin is killed.
 TESTS += vm/test-vm-bitmap.sh
 EXTRA_DIST += vm/test-vm-bitmap.sh vm/guest-md-bitmap.sh
+
+# Issue 11: md superblocks crafted with a correct checksum but impossible
+# fields are refused at start-up, naming the member; mdsb.py reads and
+# changes superblocks independently of the plugin.
+EXTRA_DIST += mdsb.py
+TESTS += test-raid-md-crafted.sh
+EXTRA_DIST += test-raid-md-crafted.sh
+TESTS += test-raid-md-replace-cycles.sh
+EXTRA_DIST += test-raid-md-replace-cycles.sh test-raid-md-replace-cycles.py
+TESTS += test-raid-md-unclean-rebuilding.sh
+EXTRA_DIST += test-raid-md-unclean-rebuilding.sh
+TESTS += test-raid-md-create-refused.sh
+EXTRA_DIST += test-raid-md-create-refused.sh
+TESTS += test-raid-md-readonly.sh
+EXTRA_DIST += test-raid-md-readonly.sh
+
+# nbdkit -r read from the command line (plugin/nbdkit_cmdline.c).
+if HAVE_CHECK
+check_PROGRAMS += test_cmdline
+TESTS += test_cmdline
+test_cmdline_SOURCES = test_cmdline.c ../plugin/nbdkit_cmdline.c
+test_cmdline_LDADD = $(CHECK_LIBS)
+endif

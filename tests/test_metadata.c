@@ -237,30 +237,55 @@ static const struct { uint32_t max_dev, csum; } vectors[] = {
   { 5, 0x75df43c9 }, { 383, 0x657dd985 }, { 384, 0x4c3ed987 },
 };
 
+/* The filler makes fields no member can hold (a dev_number beyond
+ * max_dev, sizes beyond 2^53 sectors, events beyond 2^63), which the
+ * parser refuses after the checksum: give them possible values and seal
+ * again with the model the vectors have just pinned down.
+ */
+static void
+make_possible (uint8_t *sb)
+{
+  le32 (sb + O_DEV_NUMBER, 0);
+  le64 (sb + O_EVENTS, 1);
+  le64 (sb + O_DATA_OFFSET, 2048);
+  le64 (sb + O_SIZE, 8192);
+  le64 (sb + O_DATA_SIZE, 8192);
+  seal (sb);
+}
+
 START_TEST (test_checksum_vectors)
 {
   for (size_t v = 0; v < sizeof vectors / sizeof vectors[0]; v++) {
     uint8_t sb[SB], again[SB];
     struct md_super s;
     const char *why;
+    uint32_t sum;
 
     vector (sb, vectors[v].max_dev);
     ck_assert_msg (calc_sb_1_csum (sb) == vectors[v].csum,
                    "test model: max_dev %" PRIu32 ": %#" PRIx32 " != %#" PRIx32,
                    vectors[v].max_dev, calc_sb_1_csum (sb), vectors[v].csum);
     le32 (sb + O_CSUM, vectors[v].csum);
+    if (vectors[v].max_dev == 0) {
+      /* No slot for any dev_number: refused, but not for the checksum. */
+      make_possible (sb);
+      ck_refused (sb, "dev_number");
+      continue;
+    }
+    make_possible (sb);
+    sum = rd32 (sb + O_CSUM);
     ck_assert_msg (parse (sb, &s, &why) == 1, "max_dev %" PRIu32 ": %s",
                    vectors[v].max_dev, why ? why : "no superblock");
     ck_assert_uint_eq (s.max_dev, vectors[v].max_dev);
 
     /* One off is wrong, whichever way. */
-    le32 (sb + O_CSUM, vectors[v].csum + 1);
+    le32 (sb + O_CSUM, sum + 1);
     ck_refused (sb, "checksum");
-    le32 (sb + O_CSUM, vectors[v].csum - 1);
+    le32 (sb + O_CSUM, sum - 1);
     ck_refused (sb, "checksum");
 
     /* format computes the same sum over what it writes. */
-    le32 (sb + O_CSUM, vectors[v].csum);
+    le32 (sb + O_CSUM, sum);
     ck_assert_int_eq (parse (sb, &s, &why), 1);
     md_super_format (&s, again);
     ck_assert_uint_eq (rd32 (again + O_CSUM), calc_sb_1_csum (again));
@@ -334,13 +359,13 @@ START_TEST (test_parse_hand_built)
 END_TEST
 
 /* The other members of the same array: their roles, and none for the
- * faulty one, a spare, or a dev_number beyond max_dev.
+ * faulty one or a spare.  (A dev_number beyond max_dev is a bad
+ * superblock: test_impossible_fields.)
  */
 START_TEST (test_roles)
 {
   static const struct { uint32_t dev_number; int role; } cases[] = {
     { 0, 0 }, { 1, 1 }, { 2, -1 /* faulty */ }, { 3, 3 }, { 4, 2 },
-    { 5, -1 /* beyond max_dev */ }, { 0xffffffff, -1 },
   };
   uint8_t sb[SB];
   struct md_super s;
@@ -673,6 +698,129 @@ START_TEST (test_other_refusals)
 }
 END_TEST
 
+/* Allow-list: a feature bit md defines that the plugin does not know, or
+ * one md may define later, is refused and named (in hex), never ignored.
+ */
+START_TEST (test_unknown_features)
+{
+  static const struct { uint32_t bit; const char *word; } cases[] = {
+    { 0x1000, "0x1000" },               /* MD_FEATURE_RAID0_LAYOUT */
+    { 0x2000, "0x2000" },
+    { 0x10000, "0x10000" },
+    { 0x80000000, "0x80000000" },
+  };
+  uint8_t sb[SB];
+  struct md_super s;
+  const char *why;
+
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    hand_built (sb, 4);
+    le32 (sb + O_FEATURES, 0x2 | cases[c].bit);
+    seal (sb);
+    ck_refused (sb, cases[c].word);
+    ck_refused (sb, "unknown feature");
+  }
+  /* The two implemented bits alone and together are accepted. */
+  for (uint32_t f = 0; f <= 3; f++) {
+    hand_built (sb, 4);
+    le32 (sb + O_FEATURES, f);
+    le32 (sb + O_BITMAP_OFFSET, 8);
+    seal (sb);
+    ck_assert_msg (parse (sb, &s, &why) == 1, "features %#x refused: %s", f,
+                   why);
+  }
+}
+END_TEST
+
+/* Values a checksummed superblock can hold but no member can: refused as
+ * a bad superblock before anything is derived from them.
+ */
+START_TEST (test_impossible_fields)
+{
+  static const uint32_t dev_numbers[] = { 5, 6, 383, 384, 0xffffffff };
+  uint8_t sb[SB];
+  struct md_super s;
+  const char *why;
+
+  /* dev_number with no slot in dev_roles (max_dev is 5). */
+  for (size_t c = 0; c < sizeof dev_numbers / sizeof dev_numbers[0]; c++) {
+    hand_built (sb, dev_numbers[c]);
+    ck_refused (sb, "dev_number");
+    ck_refused (sb, "bad superblock");
+  }
+  /* max_dev 0: no member has a slot. */
+  hand_built (sb, 0);
+  le32 (sb + O_MAX_DEV, 0);
+  seal (sb);
+  ck_refused (sb, "dev_number");
+
+  /* events: one more update must not wrap round to 0. */
+  hand_built (sb, 4);
+  le64 (sb + O_EVENTS, UINT64_MAX);
+  seal (sb);
+  ck_refused (sb, "event count");
+  hand_built (sb, 4);
+  le64 (sb + O_EVENTS, UINT64_C (1) << 63);
+  seal (sb);
+  ck_refused (sb, "event count");
+  hand_built (sb, 4);
+  le64 (sb + O_EVENTS, (UINT64_C (1) << 63) - 1);
+  seal (sb);
+  ck_assert_int_eq (parse (sb, &s, &why), 1);
+  ck_assert_uint_eq (s.events, (UINT64_C (1) << 63) - 1);
+
+  /* Sector counts that overflow when turned into bytes. */
+  hand_built (sb, 4);
+  le64 (sb + O_DATA_OFFSET, UINT64_C (1) << 55);
+  seal (sb);
+  ck_refused (sb, "bad superblock");
+  hand_built (sb, 4);
+  le64 (sb + O_SIZE, UINT64_MAX);
+  seal (sb);
+  ck_refused (sb, "bad superblock");
+}
+END_TEST
+
+/* An internal bitmap lives between the superblock and the data (v1.2):
+ * bitmap_offset (signed sectors from the superblock) pointing past the
+ * data offset, into the superblock, or before the member is a bad
+ * superblock, not something to try reading.  data_offset is 264192
+ * sectors here.
+ */
+START_TEST (test_bitmap_placement)
+{
+  static const int32_t refused[] = {
+    0x7fffffff, 264192, 264192 - 8, 264184 + 1, 0, -1, -8 - 1, INT32_MIN,
+  };
+  static const int32_t accepted[] = { 8, 16, 2048, 264184 - 8, -8 };
+  uint8_t sb[SB];
+  struct md_super s;
+  const char *why;
+
+  for (size_t c = 0; c < sizeof refused / sizeof refused[0]; c++) {
+    hand_built (sb, 4);
+    le32 (sb + O_FEATURES, 0x1);
+    le32 (sb + O_BITMAP_OFFSET, (uint32_t) refused[c]);
+    seal (sb);
+    ck_refused (sb, "bitmap_offset");
+  }
+  for (size_t c = 0; c < sizeof accepted / sizeof accepted[0]; c++) {
+    hand_built (sb, 4);
+    le32 (sb + O_FEATURES, 0x1);
+    le32 (sb + O_BITMAP_OFFSET, (uint32_t) accepted[c]);
+    seal (sb);
+    ck_assert_msg (parse (sb, &s, &why) == 1, "bitmap_offset %" PRId32
+                   " refused: %s", accepted[c], why);
+  }
+  /* Without the bitmap bit the field means nothing. */
+  hand_built (sb, 4);
+  le32 (sb + O_FEATURES, 0);
+  le32 (sb + O_BITMAP_OFFSET, 0x7fffffff);
+  seal (sb);
+  ck_assert_int_eq (parse (sb, &s, &why), 1);
+}
+END_TEST
+
 /* member_io_run for the in-memory disks of the read/write tests: priv is
  * the disk's bytes; an "err" disk fails every request.
  */
@@ -890,6 +1038,9 @@ metadata_suite (void)
   tcase_add_test (tc, test_levels);
   tcase_add_test (tc, test_layouts);
   tcase_add_test (tc, test_other_refusals);
+  tcase_add_test (tc, test_unknown_features);
+  tcase_add_test (tc, test_impossible_fields);
+  tcase_add_test (tc, test_bitmap_placement);
   tcase_add_test (tc, test_read_write);
   tcase_add_test (tc, test_bitmap_super_parse);
   tcase_add_test (tc, test_bitmap_super_refusals);

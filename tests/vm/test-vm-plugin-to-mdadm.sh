@@ -8,8 +8,10 @@
 # a guest (tests/vm/build-guest.sh) mdadm --assemble must take the files,
 # --detail must show them clean with the same geometry and size, the
 # pattern must read back through /dev/md0, and md's own "check" pass must
-# count no mismatches.  Also arrays mdadm created (in a first guest boot)
-# and the plugin then wrote to, assembling from their superblocks.  Skips
+# count no mismatches.  Also an array put through hundreds of fail/replace
+# cycles (its dev_numbers reused as md reuses them), and arrays mdadm
+# created (in a first guest boot) and the plugin then wrote to, assembling
+# from their superblocks.  Skips
 # if the plugin does not write superblocks.
 
 source "$(dirname "$0")/../functions.sh"
@@ -69,6 +71,54 @@ print(\"array size\", size)
         vm_disk "$name-d$i" "${members[i]}"
     done
 done <<< "$arrays"
+# An array the plugin made and then put through hundreds of fail/replace
+# cycles (more than md's 384 dev_roles slots): the replacements reuse the
+# slots as md's do, so mdadm must still assemble the result, clean and
+# with the data (issue 11, item 1).  Small members, to keep it quick.
+if [ -z "${VM_SKIP_REPLACED:-}" ]; then
+    name=p5r n=4 cycles=${VM_REPLACE_CYCLES:-420}
+    make_members "$n" 1280K "$name-d"
+    echo "== $name: create=true level=5 chunk=16K, then $cycles fail/replace cycles"
+    if PATGEN=$PATGEN IMG=$tmpdir/pattern W=$tmpdir/$name-writes.txt \
+        raid_nbdkit create=true level=5 chunk=16K "${members[@]/#/disk=}" --run '
+        nbdsh -u "$uri" -c "
+import os, subprocess
+s = h.get_size() // 512
+img = os.environ[\"IMG\"]
+open(img, \"wb\").close()
+subprocess.check_call([os.environ[\"PATGEN\"], \"3\", \"0\", str(s), img])
+with open(img, \"rb\") as f:
+    h.pwrite(f.read(s * 512), 0)
+h.flush()
+with open(os.environ[\"W\"], \"w\") as f:
+    print(3, 0, s, file=f)
+"' && start_nbdkit "$tmpdir/$name.sock" "${members[@]/#/disk=}" \
+        control="$tmpdir/$name.ctl" &&
+        python3 "$vm_dir/replace-cycles.py" "$tmpdir/$name.ctl" "$cycles" 1310720 \
+            "$tmpdir" "$name" "${members[@]}" > "$tmpdir/$name-roles.txt"; then
+        # A clean stop (SIGTERM) marks the superblocks clean.
+        kill "${_bg_pids[-1]}"
+        wait "${_bg_pids[-1]}" || true
+        sectors=$(awk 'NR == 1 { print $3 }' "$tmpdir/$name-writes.txt")
+        echo "$name $n 5 left-symmetric 16 $sectors" >> "$tmpdir/arrays.txt"
+        echo "== $name: $cycles replacements in $(vm_elapsed)"
+        # md reuses the slots: dev_roles stays as long as the array is wide.
+        while read -r f; do
+            read -r dn md <<< "$(python3 "$top_srcdir/tests/mdsb.py" get "$f" dev_number max_dev)"
+            [ "$md" -le $((2 * n)) ] ||
+                bad "$name: $f: max_dev $md (dev_number $dn) after $cycles replacements"
+        done < "$tmpdir/$name-roles.txt"
+        i=0
+        while read -r f; do
+            vm_disk "$name-d$i" "$f"
+            i=$((i + 1))
+        done < "$tmpdir/$name-roles.txt"
+    else
+        bad "$name: creating it and replacing its members through the plugin"
+    fi
+    rm -f "$tmpdir/pattern"
+fi
+
 # And the other way round: arrays mdadm made (in a first guest) that the
 # plugin, assembling from their superblocks, writes to; md must then find
 # them clean, with the plugin's writes, and consistent.

@@ -1,0 +1,20 @@
+/* Whether nbdkit was started with -r; see nbdkit_cmdline.c. */
+
+#ifndef RAID_NBDKIT_CMDLINE_H
+#define RAID_NBDKIT_CMDLINE_H
+
+#include <stdbool.h>
+
+/* Parse an nbdkit 1.32 command line as its getopt_long does: 1 if it
+ * holds -r / --read-only / --readonly (or a prefix getopt takes for one),
+ * 0 if not, -1 if getopt would refuse it.
+ */
+int nbdkit_cmdline_read_only (int argc, char *const *argv,
+                              bool posixly_correct);
+
+/* The same for this process (/proc/self/cmdline, POSIXLY_CORRECT from
+ * the environment); -1 if it cannot be read or parsed.
+ */
+int nbdkit_cmdline_read_only_self (void);
+
+#endif /* RAID_NBDKIT_CMDLINE_H */

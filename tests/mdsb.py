@@ -1,0 +1,156 @@
+"""mdsb: md v1.2 superblocks read and changed independently of the plugin.
+
+The offsets are those of struct mdp_superblock_1 (include/uapi/linux/raid/
+md_p.h); the checksum is the kernel's calc_sb_1_csum().  Nothing here
+shares code with plugin/metadata.c, so the tests that use it judge what the
+plugin wrote by md's rules, not by the plugin's own.
+
+As a module:
+    sb = mdsb.read(path)              # dict of fields, dev_roles included
+    problems = mdsb.check(sb)         # [] if md would accept it
+    mdsb.change(path, events=5, ...)  # set fields, re-seal the checksum
+
+As a program (for shell tests):
+    mdsb.py get FILE FIELD...         print the fields on one line
+    mdsb.py set FILE FIELD=VALUE...   change them and re-seal
+                                      (dev_roles[I]=VALUE: one entry)
+    mdsb.py check FILE...             exit 1 naming what md would refuse
+"""
+
+import struct
+import sys
+
+SB_OFFSET = 4096
+SB_BYTES = 4096
+MAGIC = 0xa92b4efc
+ROLE_SPARE = 0xffff
+ROLE_FAULTY = 0xfffe
+MAX_DEV = 384           # mdadm writes at most this many dev_roles entries
+
+FIELDS = {
+    'magic': (0, '<I'), 'major_version': (4, '<I'), 'feature_map': (8, '<I'),
+    'set_uuid': (16, '16s'), 'ctime': (64, '<Q'), 'level': (72, '<i'),
+    'layout': (76, '<I'), 'size': (80, '<Q'), 'chunksize': (88, '<I'),
+    'raid_disks': (92, '<I'), 'bitmap_offset': (96, '<i'),
+    'data_offset': (128, '<Q'), 'data_size': (136, '<Q'),
+    'super_offset': (144, '<Q'), 'recovery_offset': (152, '<Q'),
+    'dev_number': (160, '<I'), 'device_uuid': (168, '16s'),
+    'utime': (192, '<Q'), 'events': (200, '<Q'), 'resync_offset': (208, '<Q'),
+    'sb_csum': (216, '<I'), 'max_dev': (220, '<I'),
+}
+
+
+def csum(raw):
+    """The kernel's calc_sb_1_csum() of a superblock's bytes."""
+    max_dev = struct.unpack_from('<I', raw, 220)[0]
+    size = min(256 + 2 * max_dev, SB_BYTES)
+    b = bytearray(raw[:size])
+    b[216:220] = bytes(4)
+    total = sum(struct.unpack_from('<%dI' % (size // 4), b))
+    if size % 4:
+        total += struct.unpack_from('<H', b, size - 2)[0]
+    return ((total & 0xffffffff) + (total >> 32)) & 0xffffffff
+
+
+def read_raw(path):
+    with open(path, 'rb') as f:
+        f.seek(SB_OFFSET)
+        return bytearray(f.read(SB_BYTES))
+
+
+def parse(raw):
+    sb = {name: struct.unpack_from(fmt, raw, off)[0]
+          for name, (off, fmt) in FIELDS.items()}
+    n = min(sb['max_dev'], (SB_BYTES - 256) // 2)
+    sb['dev_roles'] = list(struct.unpack_from('<%dH' % n, raw, 256))
+    sb['csum_ok'] = csum(raw) == sb['sb_csum']
+    return sb
+
+
+def read(path):
+    return parse(read_raw(path))
+
+
+def role(sb):
+    """The member's role by its own dev_roles, or None (spare, faulty)."""
+    d = sb['dev_number']
+    if d >= len(sb['dev_roles']):
+        return None
+    r = sb['dev_roles'][d]
+    return r if r < sb['raid_disks'] else None
+
+
+def check(sb):
+    """What md (super_1_load / super_1_validate) would refuse, as text."""
+    bad = []
+    if sb['magic'] != MAGIC:
+        return ['no md superblock (magic %#x)' % sb['magic']]
+    if sb['major_version'] != 1:
+        bad.append('major_version %d' % sb['major_version'])
+    if sb['max_dev'] > MAX_DEV or 256 + 2 * sb['max_dev'] > SB_BYTES:
+        bad.append('max_dev %d' % sb['max_dev'])
+    if not sb['csum_ok']:
+        bad.append('checksum')
+    if sb['super_offset'] != SB_OFFSET // 512:
+        bad.append('super_offset %d' % sb['super_offset'])
+    if sb['dev_number'] >= sb['max_dev']:
+        bad.append('dev_number %d >= max_dev %d'
+                   % (sb['dev_number'], sb['max_dev']))
+    roles = [r for r in sb['dev_roles'] if r < sb['raid_disks']]
+    if len(roles) != len(set(roles)):
+        bad.append('a role held by two dev_numbers: %r' % sb['dev_roles'])
+    for r in sb['dev_roles']:
+        if r >= sb['raid_disks'] and r not in (ROLE_SPARE, ROLE_FAULTY):
+            bad.append('dev_roles entry %#x' % r)
+            break
+    return bad
+
+
+def change(path, **fields):
+    """Set fields (dev_roles: a list) and re-seal the checksum."""
+    raw = read_raw(path)
+    for name, value in fields.items():
+        if name == 'dev_roles':
+            for i, r in enumerate(value):
+                struct.pack_into('<H', raw, 256 + 2 * i, r)
+            continue
+        off, fmt = FIELDS[name]
+        struct.pack_into(fmt, raw, off, value)
+    struct.pack_into('<I', raw, 216, csum(raw))
+    with open(path, 'r+b') as f:
+        f.seek(SB_OFFSET)
+        f.write(raw)
+
+
+def main(argv):
+    op = argv[1]
+    if op == 'get':
+        sb = read(argv[2])
+        print(*(sb[name].hex() if isinstance(sb[name], bytes) else sb[name]
+                for name in argv[3:]))
+    elif op == 'set':
+        # FIELD=VALUE, or dev_roles[I]=VALUE for one entry.
+        fields, roles = {}, read(argv[2])['dev_roles']
+        for k, v in (a.split('=', 1) for a in argv[3:]):
+            if k.startswith('dev_roles['):
+                i = int(k[len('dev_roles['):-1])
+                roles += [ROLE_SPARE] * (i + 1 - len(roles))
+                roles[i] = int(v, 0)
+                fields['dev_roles'] = roles
+            else:
+                fields[k] = int(v, 0)
+        change(argv[2], **fields)
+    elif op == 'check':
+        status = 0
+        for path in argv[2:]:
+            for problem in check(read(path)):
+                print('%s: %s' % (path, problem))
+                status = 1
+        return status
+    else:
+        raise SystemExit('mdsb.py: unknown operation %r' % op)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv))

@@ -1,0 +1,249 @@
+"""Thousands of fail/replace cycles on an md array (issue 11, item 1).
+
+Before the fix every replacement took the highest dev_number plus one:
+past 384 the array could not be assembled ("impossible max_dev"), and
+further on the superblock writes ran past dev_roles[] and the 4 KiB
+buffer.  md gives a new member the lowest free slot, and so must the
+plugin; this drives one array through RAID_TEST_CYCLES (default 2000)
+fail + replace cycles from this one process over the control socket, and
+every RAID_TEST_RESTART_EVERY (default 250) cycles, and at the end, stops
+nbdkit and checks, with tests that share no code with the plugin:
+
+  - every member's superblock is one md accepts (tests/mdsb.py: checksum,
+    max_dev <= 384, dev_number < max_dev, no role held twice), all agree,
+    max_dev stays small (the slots are reused), and each member's own
+    dev_roles gives it the role this test put it in;
+  - the members in role order are a correct RAID-5 holding the shadow
+    (raidcheck.py, as a program);
+  - a start from the superblocks alone, members shuffled and the last
+    replaced member given too (its superblock names a slot a newer member
+    may now hold), assembles the same array, leaves the old member out as
+    stale, and serves the shadow byte for byte.
+
+Every 20th cycle the failure is an EIO from a member server (nbdkit's
+error filter) met by a read, so that the replace comes before any update
+has recorded the failure: the case where reusing the slot at once would
+let the old member pass for its successor.  Some cycles write a little
+(shadow kept), so the superblocks also go active and clean between them.
+No bitmap: its writes would double the cost of each update here, and
+test-raid-md-bitmap.sh covers it.
+
+Run with /usr/bin/python3; the .sh wrapper sets FAULTS_DIR and RAID_PLUGIN.
+"""
+
+import os
+import random
+import subprocess
+import sys
+
+TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, TESTS_DIR)
+import faults  # noqa: E402
+import mdsb  # noqa: E402
+import raidcheck  # noqa: E402
+import raidfail_lib as rf  # noqa: E402
+
+K = 1024
+LEVEL, N, CHUNK, DOFF = 5, 4, 4 * K, 64 * K
+MSIZE = DOFF + 16 * CHUNK           # 16 rows
+CYCLES = int(os.environ.get("RAID_TEST_CYCLES") or 2000)
+RESTART_EVERY = int(os.environ.get("RAID_TEST_RESTART_EVERY") or 250)
+seed = int(os.environ.get("SEED") or random.randrange(1 << 30))
+rng = random.Random(seed)
+work = os.environ["FAULTS_DIR"]
+plugin = faults.default_plugin()
+ctl_path = os.path.join(work, "ctl.sock")
+
+
+class Server:
+    """The raid plugin serving one md array (no geometry parameters after
+    the first start: the superblocks say it all)."""
+
+    def __init__(self, hz, disks, extra=()):
+        self.sock = os.path.join(work, "raid.sock")
+        self.pidfile = os.path.join(work, "raid.pid")
+        self.logfile = os.path.join(work, "raid-%d.log" % len(hz.procs))
+        for p in (self.sock, self.pidfile, ctl_path):
+            if os.path.lexists(p):
+                os.unlink(p)
+        cmd = ["nbdkit", "-f", "--exit-with-parent", "-U", self.sock,
+               "-P", self.pidfile, plugin, "control=" + ctl_path]
+        cmd += list(extra) + ["disk=" + d for d in disks]
+        with open(self.logfile, "ab") as log:
+            self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+                                         stdout=log, stderr=log)
+        hz.procs.append(self.proc)
+        faults._wait_for(self.pidfile, self.proc,
+                         "the raid plugin (see %s)" % self.logfile)
+        self.h = faults.Array.connect(self)
+        self.ctl = rf.Control(ctl_path)
+
+    @property
+    def uri(self):
+        return "nbd+unix:///?socket=" + self.sock
+
+    def log(self):
+        with open(self.logfile, errors="replace") as f:
+            return f.read()
+
+    def stop(self):
+        self.h.shutdown()
+        faults._reap(self.proc, grace=10)
+        if self.proc.returncode != 0:
+            raise AssertionError("nbdkit exited with %s:\n%s"
+                                 % (self.proc.returncode, self.log()))
+
+
+def offset_on(role, row):
+    """An array offset whose data lies on member `role` in `row`."""
+    p, q, data = raidcheck.row_layout(LEVEL, "ls", N, row)
+    if role not in data:
+        return None
+    return row * (N - 1) * CHUNK + data.index(role) * CHUNK
+
+
+def check_superblocks(roles, stale, what):
+    """mdsb's verdict on the members' superblocks; returns max_dev."""
+    sbs = [mdsb.read(m.path) for m in roles]
+    for m, sb in zip(roles, sbs):
+        problems = mdsb.check(sb)
+        assert not problems, "%s: %s: %s" % (what, m.path, problems)
+    ref = sbs[0]
+    for m, sb in zip(roles, sbs):
+        for f in ("set_uuid", "events", "max_dev", "dev_roles", "raid_disks"):
+            assert sb[f] == ref[f], "%s: %s: %s %r, member 0 has %r" % (
+                what, m.path, f, sb[f], ref[f])
+    for i, (m, sb) in enumerate(zip(roles, sbs)):
+        assert mdsb.role(sb) == i, "%s: %s has role %r by its superblock, " \
+            "the test put it in role %d (dev_number %d, dev_roles %r)" % (
+                what, m.path, mdsb.role(sb), i, sb["dev_number"],
+                sb["dev_roles"])
+    numbers = [sb["dev_number"] for sb in sbs]
+    assert len(set(numbers)) == N, "%s: dev_numbers %r" % (what, numbers)
+    # Lowest free slot: the roles' slots stay close to raid_disks.
+    assert ref["max_dev"] <= 2 * N, "%s: max_dev %d after reuse" % (
+        what, ref["max_dev"])
+    if stale:
+        old = mdsb.read(stale.path)
+        assert old["events"] + 1 < ref["events"], \
+            "%s: the replaced member %s has events %d, the array %d: it " \
+            "would be taken as in sync" % (what, stale.path, old["events"],
+                                           ref["events"])
+    return ref["max_dev"], numbers
+
+
+def raidcheck_members(roles, shadow, what):
+    image = os.path.join(work, "image")
+    r = subprocess.run([sys.executable, os.path.join(TESTS_DIR, "raidcheck.py"),
+                        "--level", str(LEVEL), "--chunk", str(CHUNK),
+                        "--data-offset", str(DOFF), "--image", image]
+                       + [m.path for m in roles],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       universal_newlines=True)
+    assert r.returncode == 0, "%s: raidcheck: %s" % (what, r.stdout)
+    with open(image, "rb") as f:
+        assert f.read() == bytes(shadow), \
+            "%s: raidcheck's image of the members is not the shadow" % what
+    os.unlink(image)
+
+
+def main():
+    rf.log("seed %d, %d cycles, restart every %d" % (seed, CYCLES,
+                                                     RESTART_EVERY))
+    hz = faults.Harness(dir=work)
+    fresh = [0]
+
+    def new_local():
+        fresh[0] += 1
+        m = faults.Member(hz, "r%d" % fresh[0], MSIZE, remote=False)
+        return m
+
+    remote = hz.member(MSIZE, "remote")
+    roles = [new_local() for _ in range(N - 1)] + [remote]
+    srv = Server(hz, [m.disk for m in roles],
+                 ["create=true", "level=5", "chunk=4K", "data-offset=64K",
+                  "bitmap=none"])
+    srv.ctl.wait_idle(60)                   # the new array's first resync
+    shadow = bytearray(rf.fill(srv.h, rng, step=64 * K))
+    retired_local = None
+    counts = {"fail-ctl": 0, "fail-eio": 0, "replace-local": 0,
+              "replace-remote": 0, "restart": 0}
+    max_devs = set()
+
+    for c in range(CYCLES):
+        eio = c % 20 == 0 and remote in roles
+        if eio:
+            k = roles.index(remote)
+            row = next(r for r in range(16) if offset_on(k, r) is not None)
+            off = offset_on(k, row)
+            remote.fail_reads(True)
+            got = srv.h.pread(CHUNK, off)
+            remote.fail_reads(False)
+            assert got == shadow[off:off + CHUNK], \
+                "cycle %d: degraded read after EIO differs" % c
+            st = srv.ctl.states()
+            assert st[k] == "failed", "cycle %d: EIO did not fail member " \
+                "%d: %r" % (c, k, st)
+            counts["fail-eio"] += 1
+        else:
+            # Keep the remote member in for its EIO cycle.
+            k = rng.choice([i for i in range(N) if roles[i] is not remote])
+            srv.ctl.ok("fail %d" % k)
+            counts["fail-ctl"] += 1
+        old = roles[k]
+        if remote not in roles and c % 20 == 10:
+            new = remote                    # back again, rebuilt from scratch
+            counts["replace-remote"] += 1
+        else:
+            new = new_local()
+            counts["replace-local"] += 1
+        srv.ctl.ok("replace %d %s" % (k, new.disk))
+        roles[k] = new
+        srv.ctl.wait_idle(60, poll=0.002)
+        # A little I/O now and then: the array goes active and clean.
+        if c % 4 == 0:
+            off = rng.randrange(len(shadow) - 512)
+            data = rng.randbytes(rng.randint(1, 512))
+            srv.h.pwrite(data, off)
+            shadow[off:off + len(data)] = data
+        if c % 12 == 0:
+            srv.h.flush()
+        if c % 50 == 0:
+            assert srv.h.pread(len(shadow), 0) == shadow, \
+                "cycle %d: the array differs from the shadow" % c
+        if old is not remote:
+            if retired_local and retired_local is not old:
+                os.unlink(retired_local.path)
+            retired_local = old
+
+        if (c + 1) % RESTART_EVERY == 0 or c + 1 == CYCLES:
+            what = "after cycle %d" % (c + 1)
+            srv.stop()
+            max_dev, numbers = check_superblocks(roles, retired_local, what)
+            max_devs.add(max_dev)
+            raidcheck_members(roles, shadow, what)
+            # From the superblocks alone: shuffled, the stale one included.
+            disks = [m.disk for m in roles] + [retired_local.disk]
+            rng.shuffle(disks)
+            srv = Server(hz, disks)
+            log = srv.log()
+            assert "%s: its superblock is stale" % retired_local.path in log, \
+                "%s: the replaced member was not left out as stale:\n%s" % (
+                    what, log)
+            names = [m["name"] for m in srv.ctl.status()["members"]]
+            assert names == [m.disk for m in roles], \
+                "%s: assembled as %r, expected %r" % (
+                    what, names, [m.disk for m in roles])
+            assert srv.h.pread(len(shadow), 0) == shadow, \
+                "%s: the reassembled array differs from the shadow" % what
+            counts["restart"] += 1
+            rf.log("  %s: dev_numbers %r, max_dev %d, events %d" % (
+                what, numbers, max_dev, mdsb.read(roles[0].path)["events"]))
+
+    srv.stop()
+    hz.close()
+    rf.log("ok: %s; max_dev seen %r" % (counts, sorted(max_devs)))
+
+
+if __name__ == "__main__":
+    main()
