@@ -9,7 +9,8 @@
  * read_only variable is not among them), so the plugin reads the command
  * line the kernel keeps for the process, /proc/self/cmdline, and parses
  * it as nbdkit's main() does: glibc getopt_long over nbdkit's own tables
- * (server/options.h of nbdkit 1.32), copied below.
+ * (the options nbdkit 1.32 documents in nbdkit(1) and lists with
+ * --short-options and --long-options), transcribed below.
  *
  * getopt_long's rules, as they apply to those tables: arguments are
  * permuted, so an option may come after the plugin name and its

@@ -163,6 +163,8 @@ TESTS += test-raid-md-create-refused.sh
 EXTRA_DIST += test-raid-md-create-refused.sh
 TESTS += test-raid-md-readonly.sh
 EXTRA_DIST += test-raid-md-readonly.sh
+TESTS += test-raid-cmdline-options.sh
+EXTRA_DIST += test-raid-cmdline-options.sh
 
 # nbdkit -r read from the command line (plugin/nbdkit_cmdline.c).
 if HAVE_CHECK
