@@ -119,7 +119,7 @@ array_open (const struct array_config *cfg_in)
   a->direct = cfg->direct;
   a->rebuild_rate = cfg->rebuild_rate;
   a->can_punch = a->can_zero_range = true;
-  pthread_mutex_init (&a->job_lock, NULL);
+  array_jobs_init (a);
   if (open_members (a, cfg) == -1)
     goto err;
   if (md_array_assemble (a, cfg, &md_bytes) == -1)
@@ -226,7 +226,7 @@ array_close (struct array *a)
     member_close (a->members[i]);
   for (int i = 0; i < a->nretired; i++)
     member_close (a->retired[i]);
-  pthread_mutex_destroy (&a->job_lock);
+  array_jobs_destroy (a);
   free (a);
 }
 

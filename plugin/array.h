@@ -47,6 +47,7 @@ struct array {
 
   struct md_array *md;          /* NULL in raw mode; see md_array.c */
   pthread_mutex_t job_lock;     /* see rebuild.c */
+  pthread_cond_t job_wake;      /* with job_lock: a stop request */
   struct array_job job;
   int nretired;                 /* replaced members, freed at close */
   struct member *retired[GEOMETRY_MAX_MEMBERS * 4];

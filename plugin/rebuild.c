@@ -17,6 +17,9 @@
  *
  * Client requests keep priority: each row's lock is held only for that
  * row, and rebuild-rate caps the rebuild's write rate (bytes per second).
+ * The cap is a deadline from the job's start (rebuild_throttle_delay, a
+ * pure function of one clock reading, never negative), and the wait for it
+ * is on job_wake, which every stop request broadcasts.
  * A job stops early when asked (scrub stop, unload) or when the array can
  * no longer serve.  State lives in memory only: a restarted nbdkit knows
  * nothing of an earlier rebuild (md superblocks will keep it).
@@ -34,7 +37,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
@@ -44,13 +46,13 @@
 #include "md_array.h"
 #include "md_bitmap.h"
 
-static double
-now_s (void)
+static int64_t
+now_ns (void)
 {
   struct timespec ts;
 
   clock_gettime (CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
+  return ts.tv_sec * INT64_C (1000000000) + ts.tv_nsec;
 }
 
 static bool
@@ -59,20 +61,57 @@ stopping (struct array *a)
   return __atomic_load_n (&a->job.stop, __ATOMIC_ACQUIRE);
 }
 
-/* Sleep as needed to keep `bytes` since `start` under the rate. */
+/* Wait as needed to keep `bytes` since start_ns under the rate.  The
+ * clock is read once per wait and the delay is signed
+ * (rebuild_throttle_delay), so that a thread preempted past its due time
+ * goes on at once; the wait is on job_wake, which a stop request
+ * broadcasts, so that unload never waits for a throttled job.
+ */
 static void
-throttle (struct array *a, uint64_t bytes, double start)
+throttle (struct array *a, uint64_t bytes, int64_t start_ns)
 {
-  double due;
-
   if (a->rebuild_rate == 0)
     return;
-  due = start + (double) bytes / a->rebuild_rate;
-  while (!stopping (a) && now_s () < due) {
-    double left = due - now_s ();
+  pthread_mutex_lock (&a->job_lock);
+  while (!a->job.stop) {
+    int64_t now = now_ns ();
+    int64_t d = rebuild_throttle_delay (now, start_ns, bytes, a->rebuild_rate);
+    int64_t until = d > INT64_MAX - now ? INT64_MAX : now + d;
+    struct timespec ts = { .tv_sec = until / 1000000000,
+                           .tv_nsec = until % 1000000000 };
 
-    usleep (left > 0.1 ? 100000 : left * 1e6 + 1);
+    if (d == 0)
+      break;
+    pthread_cond_timedwait (&a->job_wake, &a->job_lock, &ts);
   }
+  pthread_mutex_unlock (&a->job_lock);
+}
+
+void
+array_jobs_init (struct array *a)
+{
+  pthread_condattr_t attr;
+
+  pthread_mutex_init (&a->job_lock, NULL);
+  pthread_condattr_init (&attr);
+  pthread_condattr_setclock (&attr, CLOCK_MONOTONIC);
+  pthread_cond_init (&a->job_wake, &attr);
+  pthread_condattr_destroy (&attr);
+}
+
+void
+array_jobs_destroy (struct array *a)
+{
+  pthread_cond_destroy (&a->job_wake);
+  pthread_mutex_destroy (&a->job_lock);
+}
+
+/* Ask the running job to stop; job_lock held. */
+static void
+job_stop_locked (struct array *a)
+{
+  __atomic_store_n (&a->job.stop, true, __ATOMIC_RELEASE);
+  pthread_cond_broadcast (&a->job_wake);
 }
 
 int
@@ -93,7 +132,7 @@ static int
 rebuild_member (struct array *a, int i)
 {
   struct member *m = a->members[i];
-  double start = now_s ();
+  int64_t start = now_ns ();
   uint64_t first = __atomic_load_n (&m->recovery_stripe, __ATOMIC_ACQUIRE);
 
   a->job.member = i;
@@ -130,7 +169,7 @@ rebuild_member (struct array *a, int i)
                                  __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
     md_array_states_changed (a);
     nbdkit_debug ("raid: member %d (%s) rebuilt in %.1f s", i, m->name,
-                  now_s () - start);
+                  (now_ns () - start) / 1e9);
   }
   return 0;
 }
@@ -166,7 +205,7 @@ scrub (struct array *a)
     nbdkit_error ("raid: scrub: %m");
     return;
   }
-  a->job.start = now_s ();
+  a->job.start = now_ns ();
   for (s = next_row (a, 0); s < a->g.stripes && !stopping (a);
        s = next_row (a, s + 1)) {
     struct stripe_head *sh = stripe_cache_get (a->cache, s);
@@ -268,7 +307,7 @@ void
 array_jobs_stop (struct array *a)
 {
   pthread_mutex_lock (&a->job_lock);
-  __atomic_store_n (&a->job.stop, true, __ATOMIC_RELEASE);
+  job_stop_locked (a);
   pthread_mutex_unlock (&a->job_lock);
   if (a->job.joinable) {
     pthread_join (a->job.thread, NULL);
@@ -452,7 +491,7 @@ array_scrub_stop (struct array *a)
 {
   pthread_mutex_lock (&a->job_lock);
   if (a->job.running && a->job.kind == JOB_SCRUB)
-    __atomic_store_n (&a->job.stop, true, __ATOMIC_RELEASE);
+    job_stop_locked (a);
   pthread_mutex_unlock (&a->job_lock);
 }
 
@@ -504,7 +543,7 @@ array_status_json (struct array *a, FILE *f)
   pthread_mutex_lock (&a->job_lock);
   running = a->job.running;
   rebuild = a->job.kind == JOB_REBUILD;
-  elapsed = now_s () - a->job.start;
+  elapsed = (now_ns () - a->job.start) / 1e9;
 
   /* One snapshot of the states, so that "degraded" and "failed" agree
    * with the members listed even while a rebuild finishes.

@@ -148,3 +148,20 @@ EXTRA_DIST += vm/fill-missing.py
 # bitmap resync after the plugin is killed.
 TESTS += vm/test-vm-bitmap.sh
 EXTRA_DIST += vm/test-vm-bitmap.sh vm/guest-md-bitmap.sh
+
+# Rebuild and scrub jobs, the control socket (issue 11): the throttle's
+# delay as a pure function, and nbdkit stopping at once during a
+# throttled rebuild although the plugin's clock jumps (clock-skew.c, an
+# LD_PRELOAD shim).
+if HAVE_CHECK
+check_PROGRAMS += test_rebuild
+TESTS += test_rebuild
+test_rebuild_SOURCES = test_rebuild.c
+test_rebuild_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
+endif
+check_LTLIBRARIES = libclockskew.la
+libclockskew_la_SOURCES = clock-skew.c
+libclockskew_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
+libclockskew_la_LIBADD = -ldl
+TESTS += test-raid-rebuild-stop.sh
+EXTRA_DIST += test-raid-rebuild-stop.sh
