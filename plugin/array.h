@@ -48,7 +48,11 @@ struct array {
   struct md_array *md;          /* NULL in raw mode; see md_array.c */
   pthread_mutex_t job_lock;     /* see rebuild.c */
   pthread_cond_t job_wake;      /* with job_lock: a stop request */
-  struct array_job job;
+  struct array_job *job;        /* the running job or NULL; under job_lock */
+  pthread_t job_thread;
+  bool job_joinable;            /* job_thread is still to be joined */
+  bool scrubbed;                /* scrub_job holds the last scrub's result */
+  struct array_job rebuild_job, scrub_job;     /* the last of each kind */
   int nretired;                 /* replaced members, freed at close */
   struct member *retired[GEOMETRY_MAX_MEMBERS * 4];
 };

@@ -24,9 +24,20 @@
  * no longer serve.  State lives in memory only: a restarted nbdkit knows
  * nothing of an earlier rebuild (md superblocks will keep it).
  *
- * job_lock guards the job fields and the member table's replacement; the
- * counters the job updates are read without it for status (they are only
- * progress figures).
+ * Jobs and job_lock.  Each run of a job has a struct array_job of its own
+ * (a->rebuild_job, a->scrub_job: the last of each kind, so that status
+ * can show the last scrub's result).  An operator action checks
+ * everything it needs under job_lock before it changes anything, so that
+ * a refused action changes nothing; a new job's parameters are filled in
+ * under job_lock while no job runs, before its thread starts, and nothing
+ * writes them while it runs (its thread reads them without a lock).
+ * a->job, the running job, changes only under job_lock: set by job_start,
+ * cleared by the thread's last act (job_end, next_or_finish), after which
+ * the thread touches neither the job nor the array.  The job's progress
+ * counters are atomics written by its thread; the rebuild's member and
+ * first row are written under job_lock.  status takes job_lock for one
+ * consistent snapshot.  The member table's replacement happens under
+ * job_lock too.
  */
 
 #include <config.h>
@@ -56,9 +67,9 @@ now_ns (void)
 }
 
 static bool
-stopping (struct array *a)
+stopping (const struct array_job *j)
 {
-  return __atomic_load_n (&a->job.stop, __ATOMIC_ACQUIRE);
+  return __atomic_load_n (&j->stop, __ATOMIC_ACQUIRE);
 }
 
 /* Wait as needed to keep `bytes` since start_ns under the rate.  The
@@ -68,12 +79,13 @@ stopping (struct array *a)
  * broadcasts, so that unload never waits for a throttled job.
  */
 static void
-throttle (struct array *a, uint64_t bytes, int64_t start_ns)
+throttle (struct array *a, struct array_job *j, uint64_t bytes,
+          int64_t start_ns)
 {
   if (a->rebuild_rate == 0)
     return;
   pthread_mutex_lock (&a->job_lock);
-  while (!a->job.stop) {
+  while (!j->stop) {
     int64_t now = now_ns ();
     int64_t d = rebuild_throttle_delay (now, start_ns, bytes, a->rebuild_rate);
     int64_t until = d > INT64_MAX - now ? INT64_MAX : now + d;
@@ -106,12 +118,14 @@ array_jobs_destroy (struct array *a)
   pthread_mutex_destroy (&a->job_lock);
 }
 
-/* Ask the running job to stop; job_lock held. */
+/* Ask the running job, if any, to stop; job_lock held. */
 static void
 job_stop_locked (struct array *a)
 {
-  __atomic_store_n (&a->job.stop, true, __ATOMIC_RELEASE);
-  pthread_cond_broadcast (&a->job_wake);
+  if (a->job) {
+    __atomic_store_n (&a->job->stop, true, __ATOMIC_RELEASE);
+    pthread_cond_broadcast (&a->job_wake);
+  }
 }
 
 int
@@ -129,17 +143,13 @@ array_rebuilding_member (const struct array *a)
  * (done, stopped, or the member failed or was replaced meanwhile).
  */
 static int
-rebuild_member (struct array *a, int i)
+rebuild_member (struct array *a, struct array_job *j, int i, struct member *m)
 {
-  struct member *m = a->members[i];
-  int64_t start = now_ns ();
-  uint64_t first = __atomic_load_n (&m->recovery_stripe, __ATOMIC_ACQUIRE);
+  int64_t start = j->member_start;
+  uint64_t first = j->first_row;
 
-  a->job.member = i;
-  a->job.start = start;
-  a->job.first_row = first;
   nbdkit_debug ("raid: rebuilding member %d (%s)", i, m->name);
-  for (uint64_t s = first; s < a->g.stripes && !stopping (a); s++) {
+  for (uint64_t s = first; s < a->g.stripes && !stopping (j); s++) {
     struct stripe_head *sh;
     int r;
 
@@ -158,11 +168,11 @@ rebuild_member (struct array *a, int i)
                     ": %m", i, m->name, s);
       return member_failed (m) ? 0 : -1;
     }
-    throttle (a, (s + 1 - first) * a->g.chunk, start);
+    throttle (a, j, (s + 1 - first) * a->g.chunk, start);
     if ((s + 1) % 256 == 0)
       md_array_states_changed (a);      /* record the recovery offset */
   }
-  if (!stopping (a) && member_readable (m, a->g.stripes - 1)) {
+  if (!stopping (j) && member_readable (m, a->g.stripes - 1)) {
     int expected = MEMBER_REBUILDING;
 
     __atomic_compare_exchange_n (&m->state, &expected, MEMBER_IN_SYNC, false,
@@ -175,14 +185,14 @@ rebuild_member (struct array *a, int i)
 }
 
 static void
-record_bad_data (struct array *a, uint64_t stripe, int member)
+record_bad_data (struct array_job *j, uint64_t stripe, int member)
 {
-  size_t n = a->job.nbad;
+  size_t n = j->nbad;
 
   if (n < ARRAY_MAX_BAD_DATA) {
-    a->job.bad[n].stripe = stripe;
-    a->job.bad[n].member = member;
-    __atomic_store_n (&a->job.nbad, n + 1, __ATOMIC_RELEASE);
+    j->bad[n].stripe = stripe;
+    j->bad[n].member = member;
+    __atomic_store_n (&j->nbad, n + 1, __ATOMIC_RELEASE);
   }
 }
 
@@ -190,63 +200,79 @@ record_bad_data (struct array *a, uint64_t stripe, int member)
  * write-intent bitmap marks.
  */
 static uint64_t
-next_row (struct array *a, uint64_t s)
+next_row (struct array *a, const struct array_job *j, uint64_t s)
 {
-  return a->job.resync ? md_array_resync_next_row (a, s) : s;
+  return j->resync ? md_array_resync_next_row (a, s) : s;
 }
 
-static void
-scrub (struct array *a)
+/* Go over the rows; returns whether it went over all of them. */
+static bool
+scrub (struct array *a, struct array_job *j)
 {
   uint8_t *scratch = aligned_alloc (4096, 2 * a->g.chunk);
-  uint64_t s;
+  uint64_t s, done = 0;
 
   if (scratch == NULL) {
     nbdkit_error ("raid: scrub: %m");
-    return;
+    return false;
   }
-  a->job.start = now_ns ();
-  for (s = next_row (a, 0); s < a->g.stripes && !stopping (a);
-       s = next_row (a, s + 1)) {
+  for (s = next_row (a, j, 0); s < a->g.stripes && !stopping (j);
+       s = next_row (a, j, s + 1)) {
     struct stripe_head *sh = stripe_cache_get (a->cache, s);
     struct stripe_scrub res;
     int r;
 
     if (sh == NULL)
       break;
-    r = stripe_scrub_row (a->cache, sh, a->job.repair, scratch, &res);
+    r = stripe_scrub_row (a->cache, sh, j->repair, scratch, &res);
     stripe_cache_put (a->cache, sh);
     if (r == -1) {
       nbdkit_error ("raid: scrub stopped at row %" PRIu64 ": %m", s);
       break;
     }
-    if (a->job.resync)
+    if (j->resync)
       md_array_row_resynced (a, s);
-    __atomic_fetch_add (&a->job.mismatch_cnt, res.mismatches, __ATOMIC_RELAXED);
+    __atomic_fetch_add (&j->mismatch_cnt, res.mismatches, __ATOMIC_RELAXED);
     if (res.bad_data_member >= 0)
-      record_bad_data (a, s, res.bad_data_member);
-    __atomic_fetch_add (&a->job.rows_done, 1, __ATOMIC_RELEASE);
-    if (a->job.resync)          /* md's sync speed limit: rebuild-rate */
-      throttle (a, a->job.rows_done * a->g.chunk, a->job.start);
+      record_bad_data (j, s, res.bad_data_member);
+    __atomic_store_n (&j->rows_done, ++done, __ATOMIC_RELEASE);
+    if (j->resync)              /* md's sync speed limit: rebuild-rate */
+      throttle (a, j, done * a->g.chunk, j->start);
   }
-  a->job.scrub_finished = !stopping (a) && s >= a->g.stripes;
-  if (a->job.scrub_finished && a->job.repair)
-    md_array_resynced (a);
   free (scratch);
+  return !stopping (j) && s >= a->g.stripes;
 }
 
-/* The next member to rebuild, or -1; when none is left the job ends, both
- * decided under job_lock so that a replace cannot slip in between.
+/* The job is over; after this the thread does not touch it. */
+static void
+job_end (struct array *a, struct array_job *j, bool finished)
+{
+  pthread_mutex_lock (&a->job_lock);
+  j->finished = finished;
+  a->job = NULL;
+  pthread_mutex_unlock (&a->job_lock);
+}
+
+/* The next member to rebuild (its index, and in *mp the member), or -1;
+ * when none is left the job ends, both decided under job_lock so that a
+ * replace cannot slip in between, and the member and the row to start
+ * from are read together.
  */
 static int
-next_or_finish (struct array *a)
+next_or_finish (struct array *a, struct array_job *j, struct member **mp)
 {
   int i;
 
   pthread_mutex_lock (&a->job_lock);
-  i = stopping (a) ? -1 : array_rebuilding_member (a);
-  if (i < 0)
-    a->job.running = false;
+  i = stopping (j) ? -1 : array_rebuilding_member (a);
+  if (i >= 0) {
+    *mp = a->members[i];
+    j->member = i;
+    j->member_start = now_ns ();
+    j->first_row = __atomic_load_n (&(*mp)->recovery_stripe, __ATOMIC_ACQUIRE);
+  }
+  else
+    a->job = NULL;
   pthread_mutex_unlock (&a->job_lock);
   return i;
 }
@@ -254,53 +280,63 @@ next_or_finish (struct array *a)
 static void *
 job_thread (void *arg)
 {
-  struct array *a = arg;
+  struct array_job *j = arg;
+  struct array *a = j->a;
+  struct member *m;
   int i;
 
-  if (a->job.kind == JOB_SCRUB) {
-    scrub (a);
-    pthread_mutex_lock (&a->job_lock);
-    a->job.running = false;
-    pthread_mutex_unlock (&a->job_lock);
+  if (j->kind == JOB_SCRUB) {
+    bool finished = scrub (a, j);
+
+    if (finished && j->repair)
+      md_array_resynced (a);
+    job_end (a, j, finished);
     return NULL;
   }
-  while ((i = next_or_finish (a)) >= 0) {
-    if (rebuild_member (a, i) == -1) {
+  while ((i = next_or_finish (a, j, &m)) >= 0)
+    if (rebuild_member (a, j, i, m) == -1) {
       /* Too few readable members: leave it rebuilding rather than spin. */
-      pthread_mutex_lock (&a->job_lock);
-      a->job.running = false;
-      pthread_mutex_unlock (&a->job_lock);
+      job_end (a, j, false);
       break;
     }
-  }
   return NULL;
 }
 
-/* Start a job; job_lock held.  A finished job's thread is joined first. */
+/* Start job j, whose parameters are filled in; job_lock held and no job
+ * running (the caller checked, before it changed anything).  The thread
+ * of the job that ran last is joined first: it has ended, or is about to
+ * (job_end was its last use of the array).
+ */
 static int
-job_start (struct array *a, enum job_kind kind, char **why)
+job_start (struct array *a, struct array_job *j, char **why)
 {
-  int r;
-
-  if (a->job.running) {
-    *why = "another rebuild or scrub is running";
-    return -1;
+  if (a->job_joinable) {
+    pthread_join (a->job_thread, NULL);
+    a->job_joinable = false;
   }
-  if (a->job.joinable) {
-    pthread_join (a->job.thread, NULL);
-    a->job.joinable = false;
-  }
-  a->job.kind = kind;
-  a->job.stop = false;
-  a->job.running = true;
-  r = pthread_create (&a->job.thread, NULL, job_thread, a);
-  if (r) {
-    a->job.running = false;
+  j->a = a;
+  j->stop = false;
+  j->start = now_ns ();
+  a->job = j;
+  if (pthread_create (&a->job_thread, NULL, job_thread, j)) {
+    a->job = NULL;
     *why = "cannot start a thread";
     return -1;
   }
-  a->job.joinable = true;
+  a->job_joinable = true;
   return 0;
+}
+
+/* A new rebuild job; job_lock held, no job running. */
+static int
+rebuild_start (struct array *a, char **why)
+{
+  struct array_job *j = &a->rebuild_job;
+
+  memset (j, 0, sizeof *j);
+  j->kind = JOB_REBUILD;
+  j->member = -1;
+  return job_start (a, j, why);
 }
 
 void
@@ -309,9 +345,9 @@ array_jobs_stop (struct array *a)
   pthread_mutex_lock (&a->job_lock);
   job_stop_locked (a);
   pthread_mutex_unlock (&a->job_lock);
-  if (a->job.joinable) {
-    pthread_join (a->job.thread, NULL);
-    a->job.joinable = false;
+  if (a->job_joinable) {
+    pthread_join (a->job_thread, NULL);
+    a->job_joinable = false;
   }
 }
 
@@ -322,8 +358,8 @@ array_rebuild_resume (struct array *a)
   int r = 0;
 
   pthread_mutex_lock (&a->job_lock);
-  if (array_rebuilding_member (a) >= 0 && !a->job.running)
-    r = job_start (a, JOB_REBUILD, &why);
+  if (array_rebuilding_member (a) >= 0 && a->job == NULL)
+    r = rebuild_start (a, &why);
   pthread_mutex_unlock (&a->job_lock);
   if (r == -1)
     nbdkit_error ("raid: cannot resume the rebuild: %s", why);
@@ -433,8 +469,7 @@ array_replace_member (struct array *a, int i, const char *name, bool force,
     a->retired[a->nretired++] = a->members[i];
   __atomic_store_n (&a->members[i], m, __ATOMIC_RELEASE);
   md_array_states_changed (a);
-  r = a->job.running && a->job.kind == JOB_REBUILD ? 0
-    : job_start (a, JOB_REBUILD, why);
+  r = a->job && a->job->kind == JOB_REBUILD ? 0 : rebuild_start (a, why);
   pthread_mutex_unlock (&a->job_lock);
   return r;
 
@@ -443,25 +478,35 @@ array_replace_member (struct array *a, int i, const char *name, bool force,
   return -1;
 }
 
+/* Start a scrub.  Everything is checked under job_lock before anything
+ * is changed, and the new job's parameters go into a job of its own: a
+ * refused scrub never touches the job that runs.
+ */
 static int
 scrub_start (struct array *a, bool repair, bool resync, char **why)
 {
-  int r;
+  struct array_job *j = &a->scrub_job, last;
+  int r = -1;
 
-  if (array_failed_members (a) > 0 || array_rebuilding_member (a) >= 0) {
-    *why = "the array is degraded: replace the failed members first";
-    return -1;
-  }
   pthread_mutex_lock (&a->job_lock);
-  a->job.repair = repair;
-  a->job.resync = resync;
-  a->job.rows_total = resync ? md_array_resync_rows (a) : a->g.stripes;
-  a->job.rows_done = 0;
-  a->job.mismatch_cnt = 0;
-  a->job.nbad = 0;
-  a->job.scrub_finished = false;
-  a->job.scrubbed = true;
-  r = job_start (a, JOB_SCRUB, why);
+  if (a->job)
+    *why = "another rebuild or scrub is running";
+  else if (array_failed_members (a) > 0 || array_rebuilding_member (a) >= 0)
+    *why = "the array is degraded: replace the failed members first";
+  else {
+    last = *j;
+    memset (j, 0, sizeof *j);
+    j->kind = JOB_SCRUB;
+    j->member = -1;
+    j->repair = repair;
+    j->resync = resync;
+    j->rows_total = resync ? md_array_resync_rows (a) : a->g.stripes;
+    r = job_start (a, j, why);
+    if (r == 0)
+      a->scrubbed = true;
+    else
+      *j = last;                /* the last scrub's result stays */
+  }
   pthread_mutex_unlock (&a->job_lock);
   return r;
 }
@@ -482,7 +527,7 @@ array_resync_start (struct array *a, char **why)
 
   if (r == 0)
     nbdkit_debug ("raid: resyncing %" PRIu64 " of %" PRIu64 " rows",
-                  a->job.rows_total, a->g.stripes);
+                  a->scrub_job.rows_total, a->g.stripes);
   return r;
 }
 
@@ -490,7 +535,7 @@ void
 array_scrub_stop (struct array *a)
 {
   pthread_mutex_lock (&a->job_lock);
-  if (a->job.running && a->job.kind == JOB_SCRUB)
+  if (a->job && a->job->kind == JOB_SCRUB)
     job_stop_locked (a);
   pthread_mutex_unlock (&a->job_lock);
 }
@@ -533,17 +578,20 @@ print_bitmap (struct array *a, FILE *f)
     fprintf (f, ",\"bitmap\":null");
 }
 
+/* One snapshot under job_lock: the job's parameters cannot change while
+ * it is held, and the member table only changes under it.
+ */
 void
 array_status_json (struct array *a, FILE *f)
 {
-  bool running, rebuild;
-  double elapsed;
+  bool rebuild, scrubbing;
+  const struct array_job *sc = &a->scrub_job;
   uint64_t done = 0, total = a->g.stripes * a->g.chunk;
+  int64_t now = now_ns ();
 
   pthread_mutex_lock (&a->job_lock);
-  running = a->job.running;
-  rebuild = a->job.kind == JOB_REBUILD;
-  elapsed = (now_ns () - a->job.start) / 1e9;
+  rebuild = a->job && a->job->kind == JOB_REBUILD;
+  scrubbing = a->job && a->job->kind == JOB_SCRUB;
 
   /* One snapshot of the states, so that "degraded" and "failed" agree
    * with the members listed even while a rebuild finishes.
@@ -572,32 +620,34 @@ array_status_json (struct array *a, FILE *f)
     fprintf (f, ",\"state\":\"%s\",\"recovery_offset\":%" PRIu64 "}",
              state_name (st), rec);
   }
-  if (running && rebuild) {
-    struct member *m = a->members[a->job.member];
 
-    done = __atomic_load_n (&m->recovery_stripe, __ATOMIC_ACQUIRE) * a->g.chunk;
-  }
+  const struct array_job *rj = &a->rebuild_job;
+  bool rebuilding = rebuild && rj->member >= 0;
+  double elapsed = rebuilding ? (now - rj->member_start) / 1e9 : 0;
+
+  if (rebuilding)
+    done = __atomic_load_n (&a->members[rj->member]->recovery_stripe,
+                            __ATOMIC_ACQUIRE) * a->g.chunk;
   fprintf (f, "],\"rebuild\":{\"running\":%s,\"member\":%d,\"done\":%" PRIu64
            ",\"total\":%" PRIu64 ",\"mb_per_s\":%.1f}",
-           running && rebuild ? "true" : "false",
-           running && rebuild ? a->job.member : -1, done, total,
-           running && rebuild && elapsed > 0
-           ? (done - a->job.first_row * a->g.chunk) / elapsed / 1e6 : 0.0);
+           rebuild ? "true" : "false", rebuilding ? rj->member : -1, done,
+           total, elapsed > 0
+           ? (done - rj->first_row * a->g.chunk) / elapsed / 1e6 : 0.0);
 
-  done = __atomic_load_n (&a->job.rows_done, __ATOMIC_ACQUIRE) * a->g.chunk;
-  total = a->job.scrubbed ? a->job.rows_total * a->g.chunk : total;
+  done = __atomic_load_n (&sc->rows_done, __ATOMIC_ACQUIRE) * a->g.chunk;
+  total = a->scrubbed ? sc->rows_total * a->g.chunk : total;
+  elapsed = scrubbing ? (now - sc->start) / 1e9 : 0;
   fprintf (f, ",\"scrub\":{\"running\":%s,\"repair\":%s,\"resync\":%s,"
            "\"done\":%" PRIu64 ",\"total\":%" PRIu64 ",\"mb_per_s\":%.1f,"
            "\"mismatch_cnt\":%" PRIu64 ",\"finished\":%s,\"bad_data\":[",
-           running && !rebuild ? "true" : "false",
-           a->job.repair ? "true" : "false",
-           a->job.resync ? "true" : "false", done, total,
-           running && !rebuild && elapsed > 0 ? done / elapsed / 1e6 : 0.0,
-           __atomic_load_n (&a->job.mismatch_cnt, __ATOMIC_RELAXED),
-           a->job.scrub_finished ? "true" : "false");
-  for (size_t k = 0; k < __atomic_load_n (&a->job.nbad, __ATOMIC_ACQUIRE); k++)
+           scrubbing ? "true" : "false", sc->repair ? "true" : "false",
+           sc->resync ? "true" : "false", done, total,
+           elapsed > 0 ? done / elapsed / 1e6 : 0.0,
+           __atomic_load_n (&sc->mismatch_cnt, __ATOMIC_RELAXED),
+           sc->finished ? "true" : "false");
+  for (size_t k = 0; k < __atomic_load_n (&sc->nbad, __ATOMIC_ACQUIRE); k++)
     fprintf (f, "%s{\"stripe\":%" PRIu64 ",\"member\":%d}", k ? "," : "",
-             a->job.bad[k].stripe, a->job.bad[k].member);
+             sc->bad[k].stripe, sc->bad[k].member);
   fprintf (f, "]}");
   print_bitmap (a, f);
   fprintf (f, "}\n");

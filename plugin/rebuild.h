@@ -15,19 +15,31 @@ enum job_kind { JOB_REBUILD, JOB_SCRUB };
 
 #define ARRAY_MAX_BAD_DATA 64
 
+/* One run of a job.  The parameters are filled in under job_lock while no
+ * job runs, before the thread starts, and nothing changes them while it
+ * runs; the thread owns the rest.  See rebuild.c for who writes what.
+ */
 struct array_job {
-  pthread_t thread;
-  bool joinable, running, stop;
+  struct array *a;
   enum job_kind kind;
+  bool repair, resync;          /* scrub: fix what is wrong; only the rows
+                                   an unclean shutdown left (resync) */
+  uint64_t rows_total;          /* scrub */
   int64_t start;                /* CLOCK_MONOTONIC, ns */
-  /* rebuild */
+
+  bool stop;                    /* set under job_lock (job_wake broadcast);
+                                   read atomically */
+  /* Rebuild: the member being rebuilt, since when and from which row;
+   * under job_lock.
+   */
   int member;
+  int64_t member_start;
   uint64_t first_row;
-  /* scrub; resync: of the rows an unclean shutdown left to check */
-  bool repair, resync, scrubbed, scrub_finished;
-  uint64_t rows_done, rows_total, mismatch_cnt;
+  /* Scrub: progress, atomic; bad[k] is written before nbad covers it. */
+  uint64_t rows_done, mismatch_cnt;
   size_t nbad;
   struct { uint64_t stripe; int member; } bad[ARRAY_MAX_BAD_DATA];
+  bool finished;                /* scrub: went over every row; under job_lock */
 };
 
 /* How long, in nanoseconds, a job that has moved `bytes` since start_ns

@@ -165,3 +165,5 @@ libclockskew_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
 libclockskew_la_LIBADD = -ldl
 TESTS += test-raid-rebuild-stop.sh
 EXTRA_DIST += test-raid-rebuild-stop.sh
+TESTS += test-raid-ctl-scrub-refused.sh
+EXTRA_DIST += test-raid-ctl-scrub-refused.sh test-raid-ctl-scrub-refused.py
