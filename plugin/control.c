@@ -6,7 +6,7 @@
  * connection.  Replies are "ok", "error: WHY", or for status one JSON
  * object; nbdkit-raid-ctl(1) is the command-line client.
  *
- *   status, fail N, replace N PATH|URI, scrub check|repair|stop
+ *   status, fail N [force], replace N PATH|URI, scrub check|repair|stop
  *
  * (the language is control_command.c's).
  *
@@ -65,7 +65,7 @@ command (struct array *a, char *line, FILE *f)
     array_status_json (a, f);
     return;
   case CONTROL_FAIL:
-    r = array_fail_member (a, cmd.member, &why);
+    r = array_fail_member (a, cmd.member, cmd.force, &why);
     break;
   case CONTROL_REPLACE:
     r = array_replace_member (a, cmd.member, cmd.path, cmd.force, &why);

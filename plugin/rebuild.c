@@ -366,21 +366,54 @@ array_rebuild_resume (struct array *a)
   return r;
 }
 
-int
-array_fail_member (struct array *a, int i, char **why)
+/* Members that hold every row; job_lock held. */
+static int
+in_sync_members (const struct array *a)
 {
-  if (i < 0 || i >= a->nmembers) {
+  int n = 0;
+
+  for (int i = 0; i < a->nmembers; i++)
+    n += __atomic_load_n (&a->members[i]->state, __ATOMIC_ACQUIRE) ==
+      MEMBER_IN_SYNC;
+  return n;
+}
+
+/* Refused if the array could not serve without the member; and unless
+ * forced, if fewer members would be in sync than the level needs: a
+ * member being rebuilt holds only the rows below its recovery offset, so
+ * failing another one takes the rows above beyond what parity can
+ * reconstruct, and stops the rebuild.
+ */
+int
+array_fail_member (struct array *a, int i, bool force, char **why)
+{
+  static __thread char msg[256];
+  int r = -1;
+
+  pthread_mutex_lock (&a->job_lock);
+  if (i < 0 || i >= a->nmembers)
     *why = "no such member";
-    return -1;
-  }
-  if (!member_failed (a->members[i]) &&
-      array_failed_members (a) + 1 > array_tolerance (a)) {
+  else if (!member_failed (a->members[i]) &&
+           array_failed_members (a) + 1 > array_tolerance (a))
     *why = "failing it would leave the array unable to serve";
-    return -1;
+  else if (!force &&
+           __atomic_load_n (&a->members[i]->state, __ATOMIC_ACQUIRE) ==
+           MEMBER_IN_SYNC &&
+           in_sync_members (a) - 1 < a->nmembers - array_tolerance (a)) {
+    snprintf (msg, sizeof msg, "failing member %d would leave %d members in "
+              "sync, RAID-%d needs %d (member %d is rebuilding); 'fail %d "
+              "force' fails it anyway", i, in_sync_members (a) - 1, a->g.level,
+              a->nmembers - array_tolerance (a),
+              array_rebuilding_member (a), i);
+    *why = msg;
   }
-  member_fail (a->members[i], EIO);
-  md_array_states_changed (a);
-  return 0;
+  else {
+    member_fail (a->members[i], EIO);
+    md_array_states_changed (a);
+    r = 0;
+  }
+  pthread_mutex_unlock (&a->job_lock);
+  return r;
 }
 
 /* The rebuild would overwrite whatever m holds: refuse another array's
@@ -409,7 +442,7 @@ int
 array_replace_member (struct array *a, int i, const char *name, bool force,
                       char **why)
 {
-  static char msg[512];
+  static __thread char msg[512];        /* control clients run in parallel */
   uint64_t need = a->g.data_offset + a->g.stripes * a->g.chunk;
   struct member *m;
   int r = -1;

@@ -62,11 +62,13 @@ rebuild_throttle_delay (int64_t now_ns, int64_t start_ns, uint64_t bytes,
   return due - now_ns > INT64_MAX ? INT64_MAX : (int64_t) (due - now_ns);
 }
 
-/* Each returns 0, or -1 with a static message in *why. */
-int array_fail_member (struct array *a, int i, char **why);
-/* force: even a disk that carries another array or format (see
+/* Each returns 0, or -1 with a message in *why (static storage of the
+ * calling thread).  fail: force fails a member even if fewer members would
+ * be in sync than the level needs (another is rebuilding).  replace: force
+ * takes even a disk that carries another array or format (see
  * md_array_foreign).
  */
+int array_fail_member (struct array *a, int i, bool force, char **why);
 int array_replace_member (struct array *a, int i, const char *name,
                           bool force, char **why);
 int array_scrub_start (struct array *a, bool repair, char **why);

@@ -167,3 +167,5 @@ TESTS += test-raid-rebuild-stop.sh
 EXTRA_DIST += test-raid-rebuild-stop.sh
 TESTS += test-raid-ctl-scrub-refused.sh
 EXTRA_DIST += test-raid-ctl-scrub-refused.sh test-raid-ctl-scrub-refused.py
+TESTS += test-raid-ctl-fail-rebuilding.sh
+EXTRA_DIST += test-raid-ctl-fail-rebuilding.sh test-raid-ctl-fail-rebuilding.py
