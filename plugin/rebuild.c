@@ -310,6 +310,10 @@ job_thread (void *arg)
 static int
 job_start (struct array *a, struct array_job *j, char **why)
 {
+  if (a->job) {                 /* its thread may wait for job_lock */
+    *why = "another rebuild or scrub is running";
+    return -1;
+  }
   if (a->job_joinable) {
     pthread_join (a->job_thread, NULL);
     a->job_joinable = false;
@@ -492,19 +496,33 @@ array_replace_member (struct array *a, int i, const char *name, bool force,
     goto err;
   }
 
-  pthread_mutex_lock (&a->job_lock);
-  m->recovery_stripe = 0;
-  m->state = MEMBER_REBUILDING;
-  /* The old member stays allocated until the array closes: a request may
-   * still hold its pointer.
+  /* Decide, then change: everything that can refuse the replacement,
+   * the rebuild's thread included, comes before it is installed.
    */
-  if (a->nretired < GEOMETRY_MAX_MEMBERS * 4)
-    a->retired[a->nretired++] = a->members[i];
-  __atomic_store_n (&a->members[i], m, __ATOMIC_RELEASE);
-  md_array_states_changed (a);
-  r = a->job && a->job->kind == JOB_REBUILD ? 0 : rebuild_start (a, why);
+  r = -1;
+  pthread_mutex_lock (&a->job_lock);
+  if (!member_failed (a->members[i]))
+    *why = "the member has not failed: fail it first";
+  else if (a->job && a->job->kind == JOB_SCRUB)
+    *why = "a scrub or resync is running: replace the member when it has "
+      "stopped (it stops at the next row, now that a member has failed; "
+      "'scrub stop' stops it at once)";
+  else if (a->job || rebuild_start (a, why) == 0) {
+    /* The rebuild's thread waits for job_lock, then finds m. */
+    m->recovery_stripe = 0;
+    m->state = MEMBER_REBUILDING;
+    /* The old member stays allocated until the array closes: a request
+     * may still hold its pointer.
+     */
+    if (a->nretired < GEOMETRY_MAX_MEMBERS * 4)
+      a->retired[a->nretired++] = a->members[i];
+    __atomic_store_n (&a->members[i], m, __ATOMIC_RELEASE);
+    md_array_states_changed (a);
+    r = 0;
+  }
   pthread_mutex_unlock (&a->job_lock);
-  return r;
+  if (r == 0)
+    return 0;
 
  err:
   member_close (m);

@@ -169,3 +169,5 @@ TESTS += test-raid-ctl-scrub-refused.sh
 EXTRA_DIST += test-raid-ctl-scrub-refused.sh test-raid-ctl-scrub-refused.py
 TESTS += test-raid-ctl-fail-rebuilding.sh
 EXTRA_DIST += test-raid-ctl-fail-rebuilding.sh test-raid-ctl-fail-rebuilding.py
+TESTS += test-raid-ctl-replace-scrub.sh
+EXTRA_DIST += test-raid-ctl-replace-scrub.sh test-raid-ctl-replace-scrub.py
