@@ -42,15 +42,14 @@ raid_unload (void)
 }
 
 /* Threads do not survive nbdkit's fork into the background, so the control
- * socket's thread starts here.
+ * socket's threads start here (its socket was bound before the fork).
  */
 static int
 raid_after_fork (void)
 {
   if (array_after_fork (array) == -1)
     return -1;
-  return params.control_path ? control_start (array, params.control_path)
-    : 0;
+  return control_start (array);
 }
 
 /* Each key=value; bare words are disk= (magic_config_key). */
@@ -74,8 +73,15 @@ raid_config_complete (void)
     return -1;
   if (params.member_timeout_ms)
     member_nbd_set_timeout (params.member_timeout_ms);
+  /* Before array_open, which may write superblocks (create=true). */
+  if (params.control_path && control_listen (params.control_path) == -1)
+    return -1;
   array = array_open (&params.array);
-  return array ? 0 : -1;
+  if (array == NULL) {
+    control_stop ();
+    return -1;
+  }
+  return 0;
 }
 
 #define raid_config_help PARAMS_HELP
