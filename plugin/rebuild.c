@@ -601,18 +601,57 @@ state_name (int state)
   }
 }
 
-/* A JSON string (names are paths or URIs; escape what JSON requires). */
-static void
-json_string (FILE *f, const char *s)
+/* The length of the well-formed UTF-8 sequence at s (1 to 4), or 0 if
+ * there is none: a stray continuation byte, a truncated sequence, an
+ * overlong form, a surrogate or a code point past U+10FFFF (RFC 3629).
+ */
+static int
+utf8_sequence (const unsigned char *s)
 {
+  int n = s[0] < 0x80 ? 1 : s[0] >= 0xc2 && s[0] <= 0xdf ? 2
+    : (s[0] & 0xf0) == 0xe0 ? 3 : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : 0;
+  unsigned char lo = 0x80, hi = 0xbf;   /* the second byte's range */
+
+  if (s[0] == 0xe0) lo = 0xa0;          /* overlong */
+  if (s[0] == 0xed) hi = 0x9f;          /* surrogates */
+  if (s[0] == 0xf0) lo = 0x90;          /* overlong */
+  if (s[0] == 0xf4) hi = 0x8f;          /* past U+10FFFF */
+  for (int k = 1; k < n; k++)
+    if (s[k] < (k == 1 ? lo : 0x80) || s[k] > (k == 1 ? hi : 0xbf))
+      return 0;
+  return n;
+}
+
+/* A JSON string.  Names are paths or URIs, byte strings that need not be
+ * UTF-8: what is well-formed UTF-8 goes out as it is (escaping what JSON
+ * requires), and each byte that is not part of a well-formed sequence
+ * becomes U+FFFD, so that the reply is always valid UTF-8 and valid JSON.
+ */
+static void
+json_string (FILE *f, const char *str)
+{
+  const unsigned char *s = (const unsigned char *) str;
+
   fputc ('"', f);
-  for (; *s; s++) {
-    if (*s == '"' || *s == '\\')
+  while (*s) {
+    int n = utf8_sequence (s);
+
+    if (n == 0) {
+      fputs ("\\ufffd", f);
+      s++;
+    }
+    else if (*s == '"' || *s == '\\') {
       fprintf (f, "\\%c", *s);
-    else if ((unsigned char) *s < 0x20)
+      s++;
+    }
+    else if (*s < 0x20 || *s == 0x7f) {
       fprintf (f, "\\u%04x", *s);
-    else
-      fputc (*s, f);
+      s++;
+    }
+    else {
+      fwrite (s, 1, n, f);
+      s += n;
+    }
   }
   fputc ('"', f);
 }
