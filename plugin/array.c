@@ -297,8 +297,8 @@ run_reads (struct array *a, struct member_io *ios, const uint64_t *where,
   return 0;
 }
 
-int
-array_read (struct array *a, void *buf, uint64_t count, uint64_t offset)
+static int
+read_pieces (struct array *a, void *buf, uint64_t count, uint64_t offset)
 {
   struct member_io ios[READ_BATCH];
   uint64_t where[READ_BATCH];   /* array offset of each piece */
@@ -389,18 +389,33 @@ request_rows (const struct array *a, uint64_t count, uint64_t offset,
   *end = count ? (offset + count - 1) / a->g.stripe_data_bytes + 1 : *first;
 }
 
+/* Every request works in a reader section (array_enter, rebuild.c), so
+ * that no member it finds in a->members[] is closed under it.
+ */
+int
+array_read (struct array *a, void *buf, uint64_t count, uint64_t offset)
+{
+  unsigned t = array_enter (a);
+  int r = read_pieces (a, buf, count, offset);
+
+  array_exit (a, t);
+  return r;
+}
+
 int
 array_write (struct array *a, const void *buf, uint64_t count,
              uint64_t offset, bool fua)
 {
   uint64_t first, end;
-  int r;
+  unsigned t = array_enter (a);
+  int r = -1;
 
   request_rows (a, count, offset, &first, &end);
-  if (md_array_write_begin (a, first, end) == -1)
-    return -1;
-  r = write_rows (a, buf, count, offset, fua);
-  md_array_write_end (a, first, end);
+  if (md_array_write_begin (a, first, end) == 0) {
+    r = write_rows (a, buf, count, offset, fua);
+    md_array_write_end (a, first, end);
+  }
+  array_exit (a, t);
   return r;
 }
 
@@ -517,13 +532,15 @@ array_zero (struct array *a, uint64_t count, uint64_t offset, bool may_trim,
             bool fast, bool fua)
 {
   uint64_t first, end;
-  int r;
+  unsigned t = array_enter (a);
+  int r = -1;
 
   request_rows (a, count, offset, &first, &end);
-  if (md_array_write_begin (a, first, end) == -1)
-    return -1;
-  r = zero_or_trim (a, count, offset, may_trim, fast, fua);
-  md_array_write_end (a, first, end);
+  if (md_array_write_begin (a, first, end) == 0) {
+    r = zero_or_trim (a, count, offset, may_trim, fast, fua);
+    md_array_write_end (a, first, end);
+  }
+  array_exit (a, t);
   return r;
 }
 
@@ -557,15 +574,18 @@ int
 array_flush (struct array *a)
 {
   struct member_io ios[GEOMETRY_MAX_MEMBERS];
-  int n = 0;
+  unsigned t = array_enter (a);
+  int n = 0, r = 0;
 
   for (int m = 0; m < a->nmembers; m++)
     if (!member_failed (a->members[m]))
       ios[n++] = (struct member_io) { .member = a->members[m], .op = MEMBER_FLUSH };
   if (member_io_run (ios, n) == -1 && fail_members (a, ios, n) == -1) {
     nbdkit_error ("raid: flush: %m");
-    return -1;
+    r = -1;
   }
-  md_array_flushed (a);
-  return 0;
+  else
+    md_array_flushed (a);
+  array_exit (a, t);
+  return r;
 }

@@ -31,6 +31,10 @@
  * ends, so that shutdown, and the clean superblocks it writes, never wait
  * for a client.
  *
+ * The acceptor also calls array_reclaim at least once a second, so that
+ * members retired by replace are closed soon after the last reader that
+ * could hold them has left (see rebuild.c).
+ *
  * Locks: clients_lock guards the client table; it is never held while a
  * command runs.
  */
@@ -320,6 +324,7 @@ acceptor_thread (void *arg)
       if (fd >= 0)
         new_client (fd);
     }
+    array_reclaim (array);
   }
   return NULL;
 }

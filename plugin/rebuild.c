@@ -38,6 +38,45 @@
  * first row are written under job_lock.  status takes job_lock for one
  * consistent snapshot.  The member table's replacement happens under
  * job_lock too.
+ *
+ * Reclaiming replaced members.  A replaced member must be closed (its
+ * fd, its NBD connection) once nothing can use it, but requests, the job
+ * thread, the bitmap's thread and md_array.c all read a->members[]
+ * without a lock, and a request may hold a member for as long as its I/O
+ * takes.  The rules:
+ *
+ *   - Readers.  Code that takes a member from a->members[] and uses it
+ *     does so between array_enter and array_exit, a reader section: each
+ *     client request (array.c's entry points), each row of a job (never
+ *     across a throttle wait), each bitmap clearing pass, a replace's own
+ *     checks.  Sections never block, allocate nothing (two atomic
+ *     increments and a decrement on two counters) and nest.  Code that
+ *     holds job_lock may also read the table: it changes only under
+ *     job_lock, and a member in the table is never closed.
+ *   - Identity.  Across sections only a member's serial may be kept, never
+ *     its address: once out of a section the member may be closed and its
+ *     memory reused by the next replacement (rebuild_member, md_bitmap.c's
+ *     written[]).  md_array.c's written_as[] compares addresses, but every
+ *     replace rewrites it in the same job_lock hold that retires the old
+ *     member, so it never holds one that can be closed.
+ *   - Epochs (a two-counter scheme, as in sleepable RCU).  A reader counts
+ *     itself in readers[epoch & 1], checking that the epoch did not move
+ *     meanwhile.  replace puts the old member in limbo tagged with the
+ *     epoch it was retired in (under job_lock, with the new member's
+ *     publication).  array_reclaim, under job_lock, never waiting: with
+ *     epoch e, every reader of epochs up to e - 2 has left (invariant:
+ *     the epoch moves from e to e + 1 only when readers[(e - 1) & 1] is
+ *     zero, so a parity is reused only empty); if readers[(e - 1) & 1] is
+ *     zero now, the readers of e - 1 have left too.  Members retired
+ *     before the first epoch with readers left are closed (outside
+ *     job_lock); if any was retired in e, the epoch moves on.  A member
+ *     retired in epoch r can be held only by readers of r - 1 and r, so it
+ *     is closed two reclaims after the readers of its time have left.
+ *   - Bounds.  replace and the control socket's acceptor (once a second)
+ *     call array_reclaim; limbo holds ARRAY_MAX_LIMBO members, and a
+ *     replace that finds it full is refused before it changes anything
+ *     (that takes that many replaces while some request hangs).  At close
+ *     no reader is left and limbo is emptied.
  */
 
 #include <config.h>
@@ -105,6 +144,7 @@ array_jobs_init (struct array *a)
   pthread_condattr_t attr;
 
   pthread_mutex_init (&a->job_lock, NULL);
+  a->epoch = 2;                 /* so that epoch - 2 never wraps */
   pthread_condattr_init (&attr);
   pthread_condattr_setclock (&attr, CLOCK_MONOTONIC);
   pthread_cond_init (&a->job_wake, &attr);
@@ -114,8 +154,68 @@ array_jobs_init (struct array *a)
 void
 array_jobs_destroy (struct array *a)
 {
+  for (int k = 0; k < a->nlimbo; k++)
+    member_close (a->limbo[k].m);
+  a->nlimbo = 0;
   pthread_cond_destroy (&a->job_wake);
   pthread_mutex_destroy (&a->job_lock);
+}
+
+unsigned
+array_enter (struct array *a)
+{
+  for (;;) {
+    uint64_t e = __atomic_load_n (&a->epoch, __ATOMIC_SEQ_CST);
+
+    __atomic_fetch_add (&a->readers[e & 1], 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n (&a->epoch, __ATOMIC_SEQ_CST) == e)
+      return e & 1;
+    /* The epoch moved on between the two loads: count in the new one. */
+    __atomic_fetch_sub (&a->readers[e & 1], 1, __ATOMIC_RELEASE);
+  }
+}
+
+void
+array_exit (struct array *a, unsigned token)
+{
+  __atomic_fetch_sub (&a->readers[token], 1, __ATOMIC_RELEASE);
+}
+
+void
+array_reclaim (struct array *a)
+{
+  struct member *dead[ARRAY_MAX_LIMBO];
+  int ndead = 0, kept = 0;
+  bool current = false;
+
+  pthread_mutex_lock (&a->job_lock);
+  if (a->nlimbo > 0) {
+    uint64_t e = __atomic_load_n (&a->epoch, __ATOMIC_SEQ_CST);
+    bool last_gone =
+      __atomic_load_n (&a->readers[(e - 1) & 1], __ATOMIC_SEQ_CST) == 0;
+    /* Readers of epoch e - 2 and before have all left; of e - 1 too if
+     * none is counted in its parity now.
+     */
+    uint64_t safe_below = last_gone ? e : e - 1;
+
+    for (int k = 0; k < a->nlimbo; k++)
+      if (a->limbo[k].epoch < safe_below)
+        dead[ndead++] = a->limbo[k].m;
+      else {
+        current |= a->limbo[k].epoch == e;
+        a->limbo[kept++] = a->limbo[k];
+      }
+    a->nlimbo = kept;
+    /* Members retired in epoch e become safe once the readers of e have
+     * left: start counting new readers apart.  Only now that e - 1's
+     * parity is empty may it be reused.
+     */
+    if (last_gone && current)
+      __atomic_store_n (&a->epoch, e + 1, __ATOMIC_SEQ_CST);
+  }
+  pthread_mutex_unlock (&a->job_lock);
+  for (int k = 0; k < ndead; k++)
+    member_close (dead[k]);
 }
 
 /* Ask the running job, if any, to stop; job_lock held. */
@@ -138,27 +238,45 @@ array_rebuilding_member (const struct array *a)
   return -1;
 }
 
-/* Rebuild member i from its recovery offset on.  Returns -1 if it could
- * not go on for want of readable members (it stays rebuilding), else 0
- * (done, stopped, or the member failed or was replaced meanwhile).
+/* Member i, if it is still the one with this serial and has not failed;
+ * between array_enter and array_exit.  (The serial, not the address: a
+ * member replaced meanwhile may have been closed and its memory reused.)
+ */
+static struct member *
+still_member (struct array *a, int i, uint64_t serial)
+{
+  struct member *m = __atomic_load_n (&a->members[i], __ATOMIC_ACQUIRE);
+
+  return m->serial == serial && !member_failed (m) ? m : NULL;
+}
+
+/* Rebuild member i (the one with this serial) from its recovery offset
+ * on, one row per reader section.  Returns -1 if it could not go on for
+ * want of readable members (it stays rebuilding), else 0 (done, stopped,
+ * or the member failed or was replaced meanwhile).
  */
 static int
-rebuild_member (struct array *a, struct array_job *j, int i, struct member *m)
+rebuild_member (struct array *a, struct array_job *j, int i, uint64_t serial)
 {
   int64_t start = j->member_start;
   uint64_t first = j->first_row;
+  struct member *m;
+  unsigned t;
 
-  nbdkit_debug ("raid: rebuilding member %d (%s)", i, m->name);
   for (uint64_t s = first; s < a->g.stripes && !stopping (j); s++) {
     struct stripe_head *sh;
     int r;
 
-    if (__atomic_load_n (&a->members[i], __ATOMIC_ACQUIRE) != m ||
-        member_failed (m))
+    t = array_enter (a);
+    if ((m = still_member (a, i, serial)) == NULL) {
+      array_exit (a, t);
       return 0;                 /* failed or replaced again meanwhile */
+    }
     sh = stripe_cache_get (a->cache, s);
-    if (sh == NULL)
+    if (sh == NULL) {
+      array_exit (a, t);
       return -1;
+    }
     r = stripe_rebuild_row (a->cache, sh, i);
     if (r == 0)
       __atomic_store_n (&m->recovery_stripe, s + 1, __ATOMIC_RELEASE);
@@ -166,13 +284,18 @@ rebuild_member (struct array *a, struct array_job *j, int i, struct member *m)
     if (r == -1) {
       nbdkit_error ("raid: rebuild of member %d (%s) stopped at row %" PRIu64
                     ": %m", i, m->name, s);
-      return member_failed (m) ? 0 : -1;
+      r = member_failed (m) ? 0 : -1;
+      array_exit (a, t);
+      return r;
     }
-    throttle (a, j, (s + 1 - first) * a->g.chunk, start);
     if ((s + 1) % 256 == 0)
       md_array_states_changed (a);      /* record the recovery offset */
+    array_exit (a, t);
+    throttle (a, j, (s + 1 - first) * a->g.chunk, start);
   }
-  if (!stopping (j) && member_readable (m, a->g.stripes - 1)) {
+  t = array_enter (a);
+  m = still_member (a, i, serial);
+  if (!stopping (j) && m && member_readable (m, a->g.stripes - 1)) {
     int expected = MEMBER_REBUILDING;
 
     __atomic_compare_exchange_n (&m->state, &expected, MEMBER_IN_SYNC, false,
@@ -181,6 +304,7 @@ rebuild_member (struct array *a, struct array_job *j, int i, struct member *m)
     nbdkit_debug ("raid: member %d (%s) rebuilt in %.1f s", i, m->name,
                   (now_ns () - start) / 1e9);
   }
+  array_exit (a, t);
   return 0;
 }
 
@@ -218,14 +342,18 @@ scrub (struct array *a, struct array_job *j)
   }
   for (s = next_row (a, j, 0); s < a->g.stripes && !stopping (j);
        s = next_row (a, j, s + 1)) {
+    unsigned t = array_enter (a);
     struct stripe_head *sh = stripe_cache_get (a->cache, s);
     struct stripe_scrub res;
-    int r;
+    int r = -1;
 
+    if (sh) {
+      r = stripe_scrub_row (a->cache, sh, j->repair, scratch, &res);
+      stripe_cache_put (a->cache, sh);
+    }
+    array_exit (a, t);
     if (sh == NULL)
       break;
-    r = stripe_scrub_row (a->cache, sh, j->repair, scratch, &res);
-    stripe_cache_put (a->cache, sh);
     if (r == -1) {
       nbdkit_error ("raid: scrub stopped at row %" PRIu64 ": %m", s);
       break;
@@ -253,23 +381,27 @@ job_end (struct array *a, struct array_job *j, bool finished)
   pthread_mutex_unlock (&a->job_lock);
 }
 
-/* The next member to rebuild (its index, and in *mp the member), or -1;
+/* The next member to rebuild (its index, and in *serial its serial), or -1;
  * when none is left the job ends, both decided under job_lock so that a
  * replace cannot slip in between, and the member and the row to start
  * from are read together.
  */
 static int
-next_or_finish (struct array *a, struct array_job *j, struct member **mp)
+next_or_finish (struct array *a, struct array_job *j, uint64_t *serial)
 {
   int i;
 
   pthread_mutex_lock (&a->job_lock);
   i = stopping (j) ? -1 : array_rebuilding_member (a);
   if (i >= 0) {
-    *mp = a->members[i];
+    struct member *m = a->members[i];   /* stays while job_lock is held */
+
+    *serial = m->serial;
     j->member = i;
     j->member_start = now_ns ();
-    j->first_row = __atomic_load_n (&(*mp)->recovery_stripe, __ATOMIC_ACQUIRE);
+    j->first_row = __atomic_load_n (&m->recovery_stripe, __ATOMIC_ACQUIRE);
+    nbdkit_debug ("raid: rebuilding member %d (%s) from row %" PRIu64, i,
+                  m->name, j->first_row);
   }
   else
     a->job = NULL;
@@ -282,19 +414,23 @@ job_thread (void *arg)
 {
   struct array_job *j = arg;
   struct array *a = j->a;
-  struct member *m;
+  uint64_t serial;
   int i;
 
   if (j->kind == JOB_SCRUB) {
     bool finished = scrub (a, j);
 
-    if (finished && j->repair)
+    if (finished && j->repair) {
+      unsigned t = array_enter (a);
+
       md_array_resynced (a);
+      array_exit (a, t);
+    }
     job_end (a, j, finished);
     return NULL;
   }
-  while ((i = next_or_finish (a, j, &m)) >= 0)
-    if (rebuild_member (a, j, i, m) == -1) {
+  while ((i = next_or_finish (a, j, &serial)) >= 0)
+    if (rebuild_member (a, j, i, serial) == -1) {
       /* Too few readable members: leave it rebuilding rather than spin. */
       job_end (a, j, false);
       break;
@@ -442,9 +578,9 @@ foreign (struct array *a, struct member *m, const char *name, char *msg,
   }
 }
 
-int
-array_replace_member (struct array *a, int i, const char *name, bool force,
-                      char **why)
+static int
+replace_member (struct array *a, int i, const char *name, bool force,
+                char **why)
 {
   static __thread char msg[512];        /* control clients run in parallel */
   uint64_t need = a->g.data_offset + a->g.stripes * a->g.chunk;
@@ -507,15 +643,18 @@ array_replace_member (struct array *a, int i, const char *name, bool force,
     *why = "a scrub or resync is running: replace the member when it has "
       "stopped (it stops at the next row, now that a member has failed; "
       "'scrub stop' stops it at once)";
+  else if (a->nlimbo == ARRAY_MAX_LIMBO)
+    *why = "too many replaced members are still held by requests in "
+      "flight: try again in a moment";
   else if (a->job || rebuild_start (a, why) == 0) {
-    /* The rebuild's thread waits for job_lock, then finds m. */
+    /* The rebuild's thread waits for job_lock, then finds m.  The old
+     * member waits in limbo until no reader can hold it (array_reclaim).
+     */
     m->recovery_stripe = 0;
     m->state = MEMBER_REBUILDING;
-    /* The old member stays allocated until the array closes: a request
-     * may still hold its pointer.
-     */
-    if (a->nretired < GEOMETRY_MAX_MEMBERS * 4)
-      a->retired[a->nretired++] = a->members[i];
+    a->limbo[a->nlimbo].m = a->members[i];
+    a->limbo[a->nlimbo++].epoch = __atomic_load_n (&a->epoch,
+                                                   __ATOMIC_SEQ_CST);
     __atomic_store_n (&a->members[i], m, __ATOMIC_RELEASE);
     md_array_states_changed (a);
     r = 0;
@@ -527,6 +666,24 @@ array_replace_member (struct array *a, int i, const char *name, bool force,
  err:
   member_close (m);
   return -1;
+}
+
+/* What replace_member reads of the member table, the members it checks
+ * the new one against, stays open while it looks (a reader section).
+ */
+int
+array_replace_member (struct array *a, int i, const char *name, bool force,
+                      char **why)
+{
+  unsigned t;
+  int r;
+
+  array_reclaim (a);            /* make room in limbo if it can be made */
+  t = array_enter (a);
+  r = replace_member (a, i, name, force, why);
+  array_exit (a, t);
+  array_reclaim (a);            /* starts the old member's grace period */
+  return r;
 }
 
 /* Start a scrub.  Everything is checked under job_lock before anything

@@ -177,3 +177,5 @@ TESTS += test-raid-ctl-input.sh
 EXTRA_DIST += test-raid-ctl-input.sh
 TESTS += test-raid-ctl-path.sh
 EXTRA_DIST += test-raid-ctl-path.sh
+TESTS += test-raid-ctl-replace-fds.sh
+EXTRA_DIST += test-raid-ctl-replace-fds.sh test-raid-ctl-replace-fds.py
