@@ -120,7 +120,7 @@ array_open (const struct array_config *cfg_in)
   a->readonly = cfg->readonly;
   a->rebuild_rate = cfg->rebuild_rate;
   a->can_punch = a->can_zero_range = true;
-  pthread_mutex_init (&a->job_lock, NULL);
+  array_jobs_init (a);
   if (open_members (a, cfg) == -1)
     goto err;
   if (cfg->create && cfg->readonly) {
@@ -232,7 +232,7 @@ array_close (struct array *a)
     member_close (a->members[i]);
   for (int i = 0; i < a->nretired; i++)
     member_close (a->retired[i]);
-  pthread_mutex_destroy (&a->job_lock);
+  array_jobs_destroy (a);
   free (a);
 }
 
@@ -303,8 +303,8 @@ run_reads (struct array *a, struct member_io *ios, const uint64_t *where,
   return 0;
 }
 
-int
-array_read (struct array *a, void *buf, uint64_t count, uint64_t offset)
+static int
+read_pieces (struct array *a, void *buf, uint64_t count, uint64_t offset)
 {
   struct member_io ios[READ_BATCH];
   uint64_t where[READ_BATCH];   /* array offset of each piece */
@@ -395,22 +395,37 @@ request_rows (const struct array *a, uint64_t count, uint64_t offset,
   *end = count ? (offset + count - 1) / a->g.stripe_data_bytes + 1 : *first;
 }
 
+/* Every request works in a reader section (array_enter, rebuild.c), so
+ * that no member it finds in a->members[] is closed under it.
+ */
+int
+array_read (struct array *a, void *buf, uint64_t count, uint64_t offset)
+{
+  unsigned t = array_enter (a);
+  int r = read_pieces (a, buf, count, offset);
+
+  array_exit (a, t);
+  return r;
+}
+
 int
 array_write (struct array *a, const void *buf, uint64_t count,
              uint64_t offset, bool fua)
 {
   uint64_t first, end;
-  int r;
+  unsigned t = array_enter (a);
+  int r = -1;
 
   if (a->readonly) {
     errno = EROFS;
     return -1;
   }
   request_rows (a, count, offset, &first, &end);
-  if (md_array_write_begin (a, first, end) == -1)
-    return -1;
-  r = write_rows (a, buf, count, offset, fua);
-  md_array_write_end (a, first, end);
+  if (md_array_write_begin (a, first, end) == 0) {
+    r = write_rows (a, buf, count, offset, fua);
+    md_array_write_end (a, first, end);
+  }
+  array_exit (a, t);
   return r;
 }
 
@@ -527,17 +542,19 @@ array_zero (struct array *a, uint64_t count, uint64_t offset, bool may_trim,
             bool fast, bool fua)
 {
   uint64_t first, end;
-  int r;
+  unsigned t = array_enter (a);
+  int r = -1;
 
   if (a->readonly) {
     errno = EROFS;
     return -1;
   }
   request_rows (a, count, offset, &first, &end);
-  if (md_array_write_begin (a, first, end) == -1)
-    return -1;
-  r = zero_or_trim (a, count, offset, may_trim, fast, fua);
-  md_array_write_end (a, first, end);
+  if (md_array_write_begin (a, first, end) == 0) {
+    r = zero_or_trim (a, count, offset, may_trim, fast, fua);
+    md_array_write_end (a, first, end);
+  }
+  array_exit (a, t);
   return r;
 }
 
@@ -574,7 +591,8 @@ int
 array_flush (struct array *a)
 {
   struct member_io ios[GEOMETRY_MAX_MEMBERS];
-  int n = 0;
+  unsigned t = array_enter (a);
+  int n = 0, r = 0;
 
   if (a->readonly)              /* nothing to make durable */
     return 0;
@@ -583,8 +601,10 @@ array_flush (struct array *a)
       ios[n++] = (struct member_io) { .member = a->members[m], .op = MEMBER_FLUSH };
   if (member_io_run (ios, n) == -1 && fail_members (a, ios, n) == -1) {
     nbdkit_error ("raid: flush: %m");
-    return -1;
+    r = -1;
   }
-  md_array_flushed (a);
-  return 0;
+  else
+    md_array_flushed (a);
+  array_exit (a, t);
+  return r;
 }

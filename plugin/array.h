@@ -49,10 +49,32 @@ struct array {
 
   struct md_array *md;          /* NULL in raw mode; see md_array.c */
   pthread_mutex_t job_lock;     /* see rebuild.c */
-  struct array_job job;
-  int nretired;                 /* replaced members, freed at close */
+  pthread_cond_t job_wake;      /* with job_lock: a stop request */
+  struct array_job *job;        /* the running job or NULL; under job_lock */
+  pthread_t job_thread;
+  bool job_joinable;            /* job_thread is still to be joined */
+  bool scrubbed;                /* scrub_job holds the last scrub's result */
+  struct array_job rebuild_job, scrub_job;     /* the last of each kind */
+  int nretired;                 /* members set aside at assembly
+                                   (md_array.c), closed at close */
   struct member *retired[GEOMETRY_MAX_MEMBERS * 4];
+
+  /* Reclaiming replaced members (rebuild.c): readers of members[] count
+   * themselves in readers[epoch & 1] (array_enter); a replaced member
+   * waits in limbo, under job_lock, until no reader can hold it.
+   */
+  uint64_t epoch;               /* atomic; changed under job_lock */
+  uint64_t readers[2];          /* atomic */
+  int nlimbo;                   /* under job_lock */
+  struct { struct member *m; uint64_t epoch; } limbo[ARRAY_MAX_LIMBO];
 };
+
+/* A reader of a->members[] (a request, a job's row, a bitmap pass) works
+ * between array_enter and array_exit: no member it found there is closed
+ * meanwhile.  Never blocks, allocates nothing; nests.  See rebuild.c.
+ */
+unsigned array_enter (struct array *a);
+void array_exit (struct array *a, unsigned token);
 
 /* Open and check every member; nbdkit_error says what is wrong.  Nothing
  * is written to any member (create=true writes at array_after_fork).

@@ -6,18 +6,44 @@
  * connection.  Replies are "ok", "error: WHY", or for status one JSON
  * object; nbdkit-raid-ctl(1) is the command-line client.
  *
- *   status, fail N, replace N PATH|URI, scrub check|repair|stop
+ *   status, fail N [force], replace N PATH|URI [force], scrub check|repair|stop
  *
- * (the language is control_command.c's).
+ * (the language is control_command.c's).  A line is at most 4095 bytes
+ * and its newline; a longer one, or one with a NUL byte, is refused whole
+ * and nothing is done.
  *
- * One thread accepts and serves connections one at a time; every command
- * is short (the long work runs in rebuild.c's job thread), so a slow
- * client cannot hold anything but other operators.
+ * The path.  control_listen runs at config_complete, before anything is
+ * written to a member and before nbdkit forks: an error stops nbdkit in
+ * the foreground with a message.  It never takes over a path that is not
+ * a socket (a regular file at PATH stays as it is), nor a socket on which
+ * something answers (another nbdkit's); a socket nobody answers on is a
+ * stale one, left by a process that was killed, and is replaced.
+ *
+ * Threads.  An acceptor thread (control_start, after the fork) polls the
+ * listening socket and a wake pipe; each client gets a thread of its own,
+ * at most MAX_CLIENTS at once (one more is answered "error: busy"), so an
+ * idle or slow client holds up nobody.  A client must send its line within
+ * CLIENT_TIMEOUT_MS of connecting and take its reply within as long again,
+ * or it is dropped.  Every wait in these threads (accept, read, write) is a
+ * poll that includes the wake pipe: control_stop writes to it once and
+ * every thread sees it at once, finishes the command it may be running
+ * (commands are short: the long work runs in rebuild.c's job thread) and
+ * ends, so that shutdown, and the clean superblocks it writes, never wait
+ * for a client.
+ *
+ * The acceptor also calls array_reclaim at least once a second, so that
+ * members retired by replace are closed soon after the last reader that
+ * could hold them has left (see rebuild.c).
+ *
+ * Locks: clients_lock guards the client table; it is never held while a
+ * command runs.
  */
 
 #include <config.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +51,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #define NBDKIT_API_VERSION 2
@@ -34,18 +61,118 @@
 #include "control.h"
 #include "control_command.h"
 
+#define MAX_CLIENTS 16
+#define CLIENT_TIMEOUT_MS 5000
+#define LINE_BYTES 4096         /* 4095 and the newline */
+#define TICK_MS 1000
+
+struct client {
+  int fd;
+  bool used;                    /* thread started, not yet joined */
+  bool done;                    /* the thread has finished */
+  pthread_t thread;
+};
+
 static int listen_fd = -1;
-static pthread_t thread;
-static bool running;
+static int wake_pipe[2] = { -1, -1 };
 static char *socket_path;
+static struct array *array;
+static pthread_t acceptor;
+static bool acceptor_running;
+static pthread_mutex_t clients_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct client clients[MAX_CLIENTS];
+
+static int64_t
+now_ms (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * INT64_C (1000) + ts.tv_nsec / 1000000;
+}
+
+/* Wait until fd is ready for `events` or the deadline passes; 1 ready,
+ * 0 timed out or stopping (control_stop), -1 error.
+ */
+static int
+wait_fd (int fd, short events, int64_t deadline)
+{
+  for (;;) {
+    struct pollfd p[2] = {
+      { .fd = fd, .events = events },
+      { .fd = wake_pipe[0], .events = POLLIN },
+    };
+    int64_t left = deadline - now_ms ();
+    int r;
+
+    if (left <= 0)
+      return 0;
+    r = poll (p, 2, left > 60000 ? 60000 : (int) left);
+    if (r == -1 && errno == EINTR)
+      continue;
+    if (r == -1)
+      return -1;
+    if (p[1].revents)
+      return 0;
+    if (p[0].revents)
+      return 1;
+  }
+}
+
+/* Read one line into buf (LINE_BYTES + 1), NUL-terminated, without its
+ * newline.  Returns its length, -1 if the client went away, timed out or
+ * we stop, or -2 if the line is too long or holds a NUL byte (what came
+ * of it is discarded).
+ */
+static ssize_t
+read_line (int fd, char *buf, int64_t deadline)
+{
+  size_t len = 0;
+
+  for (;;) {
+    ssize_t n;
+    char *nl;
+
+    if (wait_fd (fd, POLLIN, deadline) != 1)
+      return -1;
+    n = recv (fd, buf + len, LINE_BYTES - len, MSG_DONTWAIT);
+    if (n == -1 && (errno == EINTR || errno == EAGAIN))
+      continue;
+    if (n == -1)
+      return -1;
+    if (n == 0) {               /* EOF ends the line, as fgets did */
+      buf[len] = '\0';
+      return len ? (ssize_t) len : -1;
+    }
+    if (memchr (buf + len, '\0', n))
+      return -2;
+    nl = memchr (buf + len, '\n', n);
+    len += n;
+    if (nl) {
+      *nl = '\0';
+      return nl - buf;
+    }
+    if (len == LINE_BYTES)
+      return -2;
+  }
+}
 
 static void
-reply_ok (FILE *f, int r, const char *why)
+write_all (int fd, const char *p, size_t len, int64_t deadline)
 {
-  if (r == 0)
-    fprintf (f, "ok\n");
-  else
-    fprintf (f, "error: %s\n", why);
+  while (len > 0) {
+    ssize_t n;
+
+    if (wait_fd (fd, POLLOUT, deadline) != 1)
+      return;
+    n = send (fd, p, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n == -1 && (errno == EINTR || errno == EAGAIN))
+      continue;
+    if (n == -1)
+      return;
+    p += n;
+    len -= n;
+  }
 }
 
 static void
@@ -65,7 +192,7 @@ command (struct array *a, char *line, FILE *f)
     array_status_json (a, f);
     return;
   case CONTROL_FAIL:
-    r = array_fail_member (a, cmd.member, &why);
+    r = array_fail_member (a, cmd.member, cmd.force, &why);
     break;
   case CONTROL_REPLACE:
     r = array_replace_member (a, cmd.member, cmd.path, cmd.force, &why);
@@ -78,80 +205,244 @@ command (struct array *a, char *line, FILE *f)
     array_scrub_stop (a);
     break;
   }
-  reply_ok (f, r, why);
+  if (r == 0)
+    fprintf (f, "ok\n");
+  else
+    fprintf (f, "error: %s\n", why);
 }
 
-static void *
-control_thread (void *arg)
+/* Send EOF, then read what the client may still send until it closes
+ * (for a second at most): closing a Unix socket with unread data resets
+ * the connection, and the client could lose the reply.
+ */
+static void
+finish (int fd)
 {
-  struct array *a = arg;
+  int64_t deadline = now_ms () + 1000;
+  char junk[4096];
 
-  for (;;) {
-    int fd = accept4 (listen_fd, NULL, NULL, SOCK_CLOEXEC);
-    FILE *f;
-    char line[4096];
+  shutdown (fd, SHUT_WR);
+  while (wait_fd (fd, POLLIN, deadline) == 1) {
+    ssize_t n = recv (fd, junk, sizeof junk, MSG_DONTWAIT);
 
-    if (fd == -1) {
-      if (errno == EINTR || errno == ECONNABORTED)
-        continue;
-      return NULL;              /* control_stop shut the socket down */
-    }
-    f = fdopen (fd, "r+");
-    if (f == NULL) {
-      close (fd);
-      continue;
-    }
-    if (fgets (line, sizeof line, f))
-      command (a, line, f);
-    fclose (f);
+    if (n == 0 || (n == -1 && errno != EINTR && errno != EAGAIN))
+      break;
   }
 }
 
+/* Serve one connection: a line, its reply, close. */
+static void *
+client_thread (void *arg)
+{
+  struct client *c = arg;
+  int64_t deadline = now_ms () + CLIENT_TIMEOUT_MS;
+  char line[LINE_BYTES + 1];
+  char *reply = NULL;
+  size_t len = 0;
+  ssize_t n = read_line (c->fd, line, deadline);
+  FILE *f = n == -1 ? NULL : open_memstream (&reply, &len);
+
+  if (f) {
+    if (n == -2)
+      fprintf (f, "error: the command line is too long (at most %d bytes) "
+               "or holds a NUL byte: nothing was done\n", LINE_BYTES - 1);
+    else
+      command (array, line, f);
+    if (fclose (f) == 0)
+      write_all (c->fd, reply, len, now_ms () + CLIENT_TIMEOUT_MS);
+    finish (c->fd);
+  }
+  free (reply);
+  close (c->fd);
+  pthread_mutex_lock (&clients_lock);
+  c->done = true;
+  pthread_mutex_unlock (&clients_lock);
+  return NULL;
+}
+
+/* Join the client threads that have finished; all of them if `all`. */
+static void
+reap_clients (bool all)
+{
+  for (int i = 0; i < MAX_CLIENTS; i++) {
+    bool join;
+
+    pthread_mutex_lock (&clients_lock);
+    join = clients[i].used && (all || clients[i].done);
+    pthread_mutex_unlock (&clients_lock);
+    if (join) {
+      pthread_join (clients[i].thread, NULL);
+      pthread_mutex_lock (&clients_lock);
+      clients[i].used = false;
+      pthread_mutex_unlock (&clients_lock);
+    }
+  }
+}
+
+static void
+new_client (int fd)
+{
+  static const char busy[] = "error: busy: too many control clients\n";
+  struct client *c = NULL;
+
+  reap_clients (false);
+  pthread_mutex_lock (&clients_lock);
+  for (int i = 0; i < MAX_CLIENTS && c == NULL; i++)
+    if (!clients[i].used)
+      c = &clients[i];
+  if (c) {
+    c->fd = fd;
+    c->done = false;
+    c->used = pthread_create (&c->thread, NULL, client_thread, c) == 0;
+    if (!c->used)
+      c = NULL;
+  }
+  pthread_mutex_unlock (&clients_lock);
+  if (c == NULL) {
+    (void) !send (fd, busy, sizeof busy - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+    close (fd);
+  }
+}
+
+static void *
+acceptor_thread (void *arg)
+{
+  for (;;) {
+    struct pollfd p[2] = {
+      { .fd = listen_fd, .events = POLLIN },
+      { .fd = wake_pipe[0], .events = POLLIN },
+    };
+    int r = poll (p, 2, TICK_MS);
+
+    if (r == -1 && errno != EINTR)
+      break;
+    if (r > 0 && p[1].revents)
+      break;                    /* control_stop */
+    if (r > 0 && p[0].revents) {
+      int fd = accept4 (listen_fd, NULL, NULL, SOCK_CLOEXEC);
+
+      if (fd >= 0)
+        new_client (fd);
+    }
+    array_reclaim (array);
+  }
+  return NULL;
+}
+
+/* Refuse a path that exists and is not a socket, or on which something
+ * answers; remove a stale socket.
+ */
+static int
+check_path (const char *path, const struct sockaddr_un *addr)
+{
+  struct stat st;
+  int fd, r;
+
+  if (lstat (path, &st) == -1) {
+    if (errno == ENOENT)
+      return 0;
+    nbdkit_error ("control=%s: %m", path);
+    return -1;
+  }
+  if (!S_ISSOCK (st.st_mode)) {
+    nbdkit_error ("control=%s: exists and is not a socket: refusing to "
+                  "replace it", path);
+    return -1;
+  }
+  fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd == -1) {
+    nbdkit_error ("control socket: %m");
+    return -1;
+  }
+  r = connect (fd, (const struct sockaddr *) addr, sizeof *addr);
+  close (fd);
+  if (r == 0) {
+    nbdkit_error ("control=%s: another process (another nbdkit?) is "
+                  "listening on it", path);
+    return -1;
+  }
+  if (errno != ECONNREFUSED) {
+    nbdkit_error ("control=%s: %m", path);
+    return -1;
+  }
+  if (unlink (path) == -1 && errno != ENOENT) {   /* stale: nobody answers */
+    nbdkit_error ("control=%s: cannot remove the stale socket: %m", path);
+    return -1;
+  }
+  return 0;
+}
+
 int
-control_start (struct array *a, const char *path)
+control_listen (const char *path)
 {
   struct sockaddr_un addr = { .sun_family = AF_UNIX };
   mode_t old;
+  int r;
 
   if (strlen (path) >= sizeof addr.sun_path) {
     nbdkit_error ("control=%s: path too long for a Unix socket", path);
     return -1;
   }
   strcpy (addr.sun_path, path);
+  if (check_path (path, &addr) == -1)
+    return -1;
   listen_fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (listen_fd == -1) {
+  if (listen_fd == -1 || pipe2 (wake_pipe, O_CLOEXEC) == -1) {
     nbdkit_error ("control socket: %m");
+    control_stop ();
     return -1;
   }
-  unlink (path);
-  old = umask (077);
-  if (bind (listen_fd, (struct sockaddr *) &addr, sizeof addr) == -1 ||
-      listen (listen_fd, 8) == -1) {
-    umask (old);
-    nbdkit_error ("control=%s: %m", path);
-    close (listen_fd);
-    listen_fd = -1;
-    return -1;
-  }
+  old = umask (0177);           /* the socket is created 0600 */
+  r = bind (listen_fd, (struct sockaddr *) &addr, sizeof addr);
   umask (old);
+  if (r == -1) {
+    nbdkit_error ("control=%s: %m", path);
+    control_stop ();
+    return -1;
+  }
   socket_path = strdup (path);
-  if (pthread_create (&thread, NULL, control_thread, a)) {
+  if (socket_path == NULL || listen (listen_fd, MAX_CLIENTS) == -1) {
+    nbdkit_error ("control=%s: %m", path);
+    control_stop ();
+    return -1;
+  }
+  return 0;
+}
+
+int
+control_start (struct array *a)
+{
+  if (listen_fd == -1)
+    return 0;
+  array = a;
+  if (pthread_create (&acceptor, NULL, acceptor_thread, NULL)) {
     nbdkit_error ("control: cannot start a thread");
     return -1;
   }
-  running = true;
+  acceptor_running = true;
   return 0;
 }
 
 void
 control_stop (void)
 {
-  if (!running)
-    return;
-  shutdown (listen_fd, SHUT_RDWR);
-  pthread_join (thread, NULL);
-  close (listen_fd);
-  unlink (socket_path);
+  if (wake_pipe[1] >= 0)
+    (void) !write (wake_pipe[1], "", 1);
+  if (acceptor_running) {
+    pthread_join (acceptor, NULL);
+    acceptor_running = false;
+  }
+  reap_clients (true);
+  if (listen_fd >= 0)
+    close (listen_fd);
+  listen_fd = -1;
+  for (int i = 0; i < 2; i++) {
+    if (wake_pipe[i] >= 0)
+      close (wake_pipe[i]);
+    wake_pipe[i] = -1;
+  }
+  if (socket_path)
+    unlink (socket_path);
   free (socket_path);
-  running = false;
+  socket_path = NULL;
 }

@@ -5,10 +5,16 @@
 
 struct array;
 
-/* Listen on the Unix socket PATH and serve commands for array a from a
- * thread of its own.  Returns 0, or -1 after nbdkit_error.
+/* Check PATH and listen on it (at config_complete, before anything is
+ * written and before nbdkit forks).  Returns 0, or -1 after nbdkit_error.
  */
-int control_start (struct array *a, const char *path);
+int control_listen (const char *path);
+/* Serve commands for array a from threads of their own (after the fork);
+ * nothing if control_listen was not called.  Returns 0, or -1 after
+ * nbdkit_error.
+ */
+int control_start (struct array *a);
+/* Stop serving, promptly whatever the clients do, and remove the socket. */
 void control_stop (void);
 
 #endif /* RAID_CONTROL_H */

@@ -1,7 +1,7 @@
 /* The control socket's command language.
  *
  *   status                     array, members, rebuild and scrub progress
- *   fail N                     mark member N failed
+ *   fail N [force]             mark member N failed
  *   replace N PATH|URI [force] rebuild a failed member N onto a new member
  *                              (force: even over another array's disk)
  *   scrub check|repair|stop    verify (and fix) parity in the background
@@ -51,9 +51,11 @@ control_command_parse (char *line, struct control_command *cmd,
   cmd->member = -1;
   if (n == 1 && strcmp (words[0], "status") == 0)
     cmd->verb = CONTROL_STATUS;
-  else if (n == 2 && strcmp (words[0], "fail") == 0) {
+  else if ((n == 2 || (n == 3 && strcmp (words[2], "force") == 0)) &&
+           strcmp (words[0], "fail") == 0) {
     cmd->verb = CONTROL_FAIL;
     cmd->member = parse_index (words[1]);
+    cmd->force = n == 3;
   }
   else if ((n == 3 || (n == 4 && strcmp (words[3], "force") == 0)) &&
            strcmp (words[0], "replace") == 0) {
@@ -72,7 +74,7 @@ control_command_parse (char *line, struct control_command *cmd,
            strcmp (words[1], "stop") == 0)
     cmd->verb = CONTROL_SCRUB_STOP;
   else {
-    *why = "unknown command (status, fail N, replace N PATH [force], "
+    *why = "unknown command (status, fail N [force], replace N PATH [force], "
       "scrub check|repair|stop)";
     return -1;
   }

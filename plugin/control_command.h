@@ -9,7 +9,7 @@
 
 enum control_verb {
   CONTROL_STATUS,
-  CONTROL_FAIL,                 /* member */
+  CONTROL_FAIL,                 /* member, force */
   CONTROL_REPLACE,              /* member, path */
   CONTROL_SCRUB_CHECK,
   CONTROL_SCRUB_REPAIR,
@@ -20,7 +20,7 @@ struct control_command {
   enum control_verb verb;
   int member;                   /* FAIL, REPLACE: a member index */
   const char *path;             /* REPLACE: points into the parsed line */
-  bool force;                   /* REPLACE: the word "force" followed */
+  bool force;                   /* FAIL, REPLACE: the word "force" followed */
 };
 
 /* Parse one command line (without or with its newline); line is cut into

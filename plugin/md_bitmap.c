@@ -89,7 +89,10 @@ struct md_bitmap {
   uint8_t *staging;             /* a copy of the pages being written */
   uint8_t *in_writeout;         /* per page */
   struct member_io *ios;
-  struct member *written[GEOMETRY_MAX_MEMBERS]; /* holding the whole area */
+  uint64_t written[GEOMETRY_MAX_MEMBERS]; /* serial of the member holding
+                                             the whole area (not its
+                                             address: a replaced member's
+                                             may be reused) */
 
   bool ready;                   /* locks initialised */
   pthread_t daemon;
@@ -185,7 +188,7 @@ static size_t
 queue_member (struct md_bitmap *bm, int i, struct member *m, size_t n,
               bool all)
 {
-  bool whole = bm->written[i] != m;
+  bool whole = bm->written[i] != m->serial;
 
   if (whole && !all)
     return n;
@@ -238,7 +241,8 @@ writeout (struct md_bitmap *bm, uint64_t target)
 
   pthread_mutex_lock (&bm->io_lock);
   for (int i = 0; i < a->nmembers; i++)
-    all |= !member_failed (a->members[i]) && bm->written[i] != a->members[i];
+    all |= !member_failed (a->members[i]) &&
+      bm->written[i] != a->members[i]->serial;
   pthread_mutex_lock (&bm->lock);
   if (bm->disk_gen >= target && !all) {
     pthread_mutex_unlock (&bm->lock);
@@ -257,8 +261,9 @@ writeout (struct md_bitmap *bm, uint64_t target)
   if (r == 0)
     r = flush_members (bm, false);
   for (int i = 0; i < a->nmembers; i++)
-    if (!member_failed (members[i]) && (all || bm->written[i] == members[i]))
-      bm->written[i] = members[i];
+    if (!member_failed (members[i]) &&
+        (all || bm->written[i] == members[i]->serial))
+      bm->written[i] = members[i]->serial;
 
   pthread_mutex_lock (&bm->lock);
   if (g > bm->disk_gen)
@@ -407,7 +412,7 @@ md_bitmap_load (struct array *a, const struct md_bitmap_place *place,
   for (int i = 0; i < a->nmembers; i++)
     if (__atomic_load_n (&a->members[i]->state, __ATOMIC_ACQUIRE) ==
         MEMBER_IN_SYNC)
-      bm->written[i] = a->members[i];
+      bm->written[i] = a->members[i]->serial;
   return bm;
 }
 
@@ -564,6 +569,7 @@ daemon_thread (void *arg)
   pthread_mutex_lock (&bm->lock);
   while (!bm->stop) {
     struct timespec t;
+    unsigned gate;
 
     clock_gettime (CLOCK_MONOTONIC, &t);
     t.tv_sec += bm->sb.daemon_sleep;
@@ -573,7 +579,9 @@ daemon_thread (void *arg)
     if (bm->stop)
       break;
     pthread_mutex_unlock (&bm->lock);
+    gate = array_enter (bm->a);   /* reads a->members[]: see rebuild.c */
     clearing_pass (bm, true);
+    array_exit (bm->a, gate);
     pthread_mutex_lock (&bm->lock);
   }
   pthread_mutex_unlock (&bm->lock);

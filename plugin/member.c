@@ -32,6 +32,14 @@ static const struct member_ops missing_ops = {
   .close = missing_close,
 };
 
+static uint64_t
+new_serial (void)
+{
+  static uint64_t next = 1;
+
+  return __atomic_fetch_add (&next, 1, __ATOMIC_RELAXED);
+}
+
 struct member *
 member_missing (void)
 {
@@ -43,6 +51,7 @@ member_missing (void)
     return NULL;
   }
   m->ops = &missing_ops;
+  m->serial = new_serial ();
   m->size = UINT64_MAX;
   m->align = 1;
   m->state = MEMBER_FAILED;
@@ -94,6 +103,8 @@ member_open (const char *name, bool direct)
     return member_missing ();
   m = member_is_uri (name) ? member_nbd_open (name)
     : member_file_open (name, direct);
+  if (m)
+    m->serial = new_serial ();
   if (m && m->align == 0)       /* the file backend leaves it to us */
     m->align = m->direct ? MEMBER_MAX_ALIGN : 1;
   return m;

@@ -114,6 +114,9 @@ struct member {
   uint64_t recovery_stripe;     /* REBUILDING: rows below are in sync; atomic */
   struct member_identity *identity; /* NULL until the array gives one; set
                                        once (atomic), owned by the member */
+  uint64_t serial;              /* unique in the process, never reused: to
+                                   tell members apart where an address may
+                                   have been freed and reused */
   void *priv;                   /* the backend's */
 };
 

@@ -15,9 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #define NBDKIT_API_VERSION 2
@@ -47,15 +44,14 @@ raid_unload (void)
 }
 
 /* Threads do not survive nbdkit's fork into the background, so the control
- * socket's thread starts here.
+ * socket's threads start here (its socket was bound before the fork).
  */
 static int
 raid_after_fork (void)
 {
   if (array_after_fork (array) == -1)
     return -1;
-  return params.control_path ? control_start (array, params.control_path)
-    : 0;
+  return control_start (array);
 }
 
 /* Each key=value; bare words are disk= (magic_config_key). */
@@ -63,43 +59,6 @@ static int
 raid_config (const char *key, const char *value)
 {
   return params_set (&params, key, value);
-}
-
-/* control=PATH is bound after the fork, once a new array's superblocks
- * have been written, so find out now whether it can be: create=true must
- * write nothing when it cannot.  A trial bind where nothing is yet
- * (removed at once); a path that exists must be a socket.
- */
-static int
-control_path_usable (const char *path)
-{
-  struct sockaddr_un addr = { .sun_family = AF_UNIX };
-  struct stat st;
-  int fd, r;
-
-  if (strlen (path) >= sizeof addr.sun_path) {
-    nbdkit_error ("control=%s: path too long for a Unix socket", path);
-    return -1;
-  }
-  if (lstat (path, &st) == 0) {
-    if (S_ISSOCK (st.st_mode))
-      return 0;
-    nbdkit_error ("control=%s: exists and is not a socket", path);
-    return -1;
-  }
-  strcpy (addr.sun_path, path);
-  fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd == -1) {
-    nbdkit_error ("control socket: %m");
-    return -1;
-  }
-  r = bind (fd, (struct sockaddr *) &addr, sizeof addr);
-  if (r == -1)
-    nbdkit_error ("control=%s: %m", path);
-  else
-    unlink (path);
-  close (fd);
-  return r;
 }
 
 /* Check everything and open the members: the only place they are opened. */
@@ -114,8 +73,6 @@ raid_config_complete (void)
   }
   if (params_check (&params) == -1)
     return -1;
-  if (params.control_path && control_path_usable (params.control_path) == -1)
-    return -1;
   if (params.member_timeout_ms)
     member_nbd_set_timeout (params.member_timeout_ms);
   /* nbdkit -r says so only to .open, after the resync and the rebuild
@@ -127,8 +84,17 @@ raid_config_complete (void)
   }
   if (params.array.readonly)
     member_set_read_only ();
+  /* Before array_open, and so before anything is written to a member: a
+   * control path that cannot be ours stops nbdkit first.
+   */
+  if (params.control_path && control_listen (params.control_path) == -1)
+    return -1;
   array = array_open (&params.array);
-  return array ? 0 : -1;
+  if (array == NULL) {
+    control_stop ();
+    return -1;
+  }
+  return 0;
 }
 
 #define raid_config_help PARAMS_HELP

@@ -17,13 +17,66 @@
  *
  * Client requests keep priority: each row's lock is held only for that
  * row, and rebuild-rate caps the rebuild's write rate (bytes per second).
+ * The cap is a deadline from the job's start (rebuild_throttle_delay, a
+ * pure function of one clock reading, never negative), and the wait for it
+ * is on job_wake, which every stop request broadcasts.
  * A job stops early when asked (scrub stop, unload) or when the array can
  * no longer serve.  State lives in memory only: a restarted nbdkit knows
  * nothing of an earlier rebuild (md superblocks will keep it).
  *
- * job_lock guards the job fields and the member table's replacement; the
- * counters the job updates are read without it for status (they are only
- * progress figures).
+ * Jobs and job_lock.  Each run of a job has a struct array_job of its own
+ * (a->rebuild_job, a->scrub_job: the last of each kind, so that status
+ * can show the last scrub's result).  An operator action checks
+ * everything it needs under job_lock before it changes anything, so that
+ * a refused action changes nothing; a new job's parameters are filled in
+ * under job_lock while no job runs, before its thread starts, and nothing
+ * writes them while it runs (its thread reads them without a lock).
+ * a->job, the running job, changes only under job_lock: set by job_start,
+ * cleared by the thread's last act (job_end, next_or_finish), after which
+ * the thread touches neither the job nor the array.  The job's progress
+ * counters are atomics written by its thread; the rebuild's member and
+ * first row are written under job_lock.  status takes job_lock for one
+ * consistent snapshot.  The member table's replacement happens under
+ * job_lock too.
+ *
+ * Reclaiming replaced members.  A replaced member must be closed (its
+ * fd, its NBD connection) once nothing can use it, but requests, the job
+ * thread, the bitmap's thread and md_array.c all read a->members[]
+ * without a lock, and a request may hold a member for as long as its I/O
+ * takes.  The rules:
+ *
+ *   - Readers.  Code that takes a member from a->members[] and uses it
+ *     does so between array_enter and array_exit, a reader section: each
+ *     client request (array.c's entry points), each row of a job (never
+ *     across a throttle wait), each bitmap clearing pass, a replace's own
+ *     checks.  Sections never block, allocate nothing (two atomic
+ *     increments and a decrement on two counters) and nest.  Code that
+ *     holds job_lock may also read the table: it changes only under
+ *     job_lock, and a member in the table is never closed.
+ *   - Identity.  Across sections only a member's serial may be kept, never
+ *     its address: once out of a section the member may be closed and its
+ *     memory reused by the next replacement (rebuild_member, md_bitmap.c's
+ *     written[]).  md_array.c's written_as[] compares addresses, but every
+ *     replace rewrites it in the same job_lock hold that retires the old
+ *     member, so it never holds one that can be closed.
+ *   - Epochs (a two-counter scheme, as in sleepable RCU).  A reader counts
+ *     itself in readers[epoch & 1], checking that the epoch did not move
+ *     meanwhile.  replace puts the old member in limbo tagged with the
+ *     epoch it was retired in (under job_lock, with the new member's
+ *     publication).  array_reclaim, under job_lock, never waiting: with
+ *     epoch e, every reader of epochs up to e - 2 has left (invariant:
+ *     the epoch moves from e to e + 1 only when readers[(e - 1) & 1] is
+ *     zero, so a parity is reused only empty); if readers[(e - 1) & 1] is
+ *     zero now, the readers of e - 1 have left too.  Members retired
+ *     before the first epoch with readers left are closed (outside
+ *     job_lock); if any was retired in e, the epoch moves on.  A member
+ *     retired in epoch r can be held only by readers of r - 1 and r, so it
+ *     is closed two reclaims after the readers of its time have left.
+ *   - Bounds.  replace and the control socket's acceptor (once a second)
+ *     call array_reclaim; limbo holds ARRAY_MAX_LIMBO members, and a
+ *     replace that finds it full is refused before it changes anything
+ *     (that takes that many replaces while some request hangs).  At close
+ *     no reader is left and limbo is emptied.
  */
 
 #include <config.h>
@@ -34,7 +87,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
@@ -44,34 +96,135 @@
 #include "md_array.h"
 #include "md_bitmap.h"
 
-static double
-now_s (void)
+static int64_t
+now_ns (void)
 {
   struct timespec ts;
 
   clock_gettime (CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
+  return ts.tv_sec * INT64_C (1000000000) + ts.tv_nsec;
 }
 
 static bool
-stopping (struct array *a)
+stopping (const struct array_job *j)
 {
-  return __atomic_load_n (&a->job.stop, __ATOMIC_ACQUIRE);
+  return __atomic_load_n (&j->stop, __ATOMIC_ACQUIRE);
 }
 
-/* Sleep as needed to keep `bytes` since `start` under the rate. */
+/* Wait as needed to keep `bytes` since start_ns under the rate.  The
+ * clock is read once per wait and the delay is signed
+ * (rebuild_throttle_delay), so that a thread preempted past its due time
+ * goes on at once; the wait is on job_wake, which a stop request
+ * broadcasts, so that unload never waits for a throttled job.
+ */
 static void
-throttle (struct array *a, uint64_t bytes, double start)
+throttle (struct array *a, struct array_job *j, uint64_t bytes,
+          int64_t start_ns)
 {
-  double due;
-
   if (a->rebuild_rate == 0)
     return;
-  due = start + (double) bytes / a->rebuild_rate;
-  while (!stopping (a) && now_s () < due) {
-    double left = due - now_s ();
+  pthread_mutex_lock (&a->job_lock);
+  while (!j->stop) {
+    int64_t now = now_ns ();
+    int64_t d = rebuild_throttle_delay (now, start_ns, bytes, a->rebuild_rate);
+    int64_t until = d > INT64_MAX - now ? INT64_MAX : now + d;
+    struct timespec ts = { .tv_sec = until / 1000000000,
+                           .tv_nsec = until % 1000000000 };
 
-    usleep (left > 0.1 ? 100000 : left * 1e6 + 1);
+    if (d == 0)
+      break;
+    pthread_cond_timedwait (&a->job_wake, &a->job_lock, &ts);
+  }
+  pthread_mutex_unlock (&a->job_lock);
+}
+
+void
+array_jobs_init (struct array *a)
+{
+  pthread_condattr_t attr;
+
+  pthread_mutex_init (&a->job_lock, NULL);
+  a->epoch = 2;                 /* so that epoch - 2 never wraps */
+  pthread_condattr_init (&attr);
+  pthread_condattr_setclock (&attr, CLOCK_MONOTONIC);
+  pthread_cond_init (&a->job_wake, &attr);
+  pthread_condattr_destroy (&attr);
+}
+
+void
+array_jobs_destroy (struct array *a)
+{
+  for (int k = 0; k < a->nlimbo; k++)
+    member_close (a->limbo[k].m);
+  a->nlimbo = 0;
+  pthread_cond_destroy (&a->job_wake);
+  pthread_mutex_destroy (&a->job_lock);
+}
+
+unsigned
+array_enter (struct array *a)
+{
+  for (;;) {
+    uint64_t e = __atomic_load_n (&a->epoch, __ATOMIC_SEQ_CST);
+
+    __atomic_fetch_add (&a->readers[e & 1], 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n (&a->epoch, __ATOMIC_SEQ_CST) == e)
+      return e & 1;
+    /* The epoch moved on between the two loads: count in the new one. */
+    __atomic_fetch_sub (&a->readers[e & 1], 1, __ATOMIC_RELEASE);
+  }
+}
+
+void
+array_exit (struct array *a, unsigned token)
+{
+  __atomic_fetch_sub (&a->readers[token], 1, __ATOMIC_RELEASE);
+}
+
+void
+array_reclaim (struct array *a)
+{
+  struct member *dead[ARRAY_MAX_LIMBO];
+  int ndead = 0, kept = 0;
+  bool current = false;
+
+  pthread_mutex_lock (&a->job_lock);
+  if (a->nlimbo > 0) {
+    uint64_t e = __atomic_load_n (&a->epoch, __ATOMIC_SEQ_CST);
+    bool last_gone =
+      __atomic_load_n (&a->readers[(e - 1) & 1], __ATOMIC_SEQ_CST) == 0;
+    /* Readers of epoch e - 2 and before have all left; of e - 1 too if
+     * none is counted in its parity now.
+     */
+    uint64_t safe_below = last_gone ? e : e - 1;
+
+    for (int k = 0; k < a->nlimbo; k++)
+      if (a->limbo[k].epoch < safe_below)
+        dead[ndead++] = a->limbo[k].m;
+      else {
+        current |= a->limbo[k].epoch == e;
+        a->limbo[kept++] = a->limbo[k];
+      }
+    a->nlimbo = kept;
+    /* Members retired in epoch e become safe once the readers of e have
+     * left: start counting new readers apart.  Only now that e - 1's
+     * parity is empty may it be reused.
+     */
+    if (last_gone && current)
+      __atomic_store_n (&a->epoch, e + 1, __ATOMIC_SEQ_CST);
+  }
+  pthread_mutex_unlock (&a->job_lock);
+  for (int k = 0; k < ndead; k++)
+    member_close (dead[k]);
+}
+
+/* Ask the running job, if any, to stop; job_lock held. */
+static void
+job_stop_locked (struct array *a)
+{
+  if (a->job) {
+    __atomic_store_n (&a->job->stop, true, __ATOMIC_RELEASE);
+    pthread_cond_broadcast (&a->job_wake);
   }
 }
 
@@ -85,31 +238,45 @@ array_rebuilding_member (const struct array *a)
   return -1;
 }
 
-/* Rebuild member i from its recovery offset on.  Returns -1 if it could
- * not go on for want of readable members (it stays rebuilding), else 0
- * (done, stopped, or the member failed or was replaced meanwhile).
+/* Member i, if it is still the one with this serial and has not failed;
+ * between array_enter and array_exit.  (The serial, not the address: a
+ * member replaced meanwhile may have been closed and its memory reused.)
+ */
+static struct member *
+still_member (struct array *a, int i, uint64_t serial)
+{
+  struct member *m = __atomic_load_n (&a->members[i], __ATOMIC_ACQUIRE);
+
+  return m->serial == serial && !member_failed (m) ? m : NULL;
+}
+
+/* Rebuild member i (the one with this serial) from its recovery offset
+ * on, one row per reader section.  Returns -1 if it could not go on for
+ * want of readable members (it stays rebuilding), else 0 (done, stopped,
+ * or the member failed or was replaced meanwhile).
  */
 static int
-rebuild_member (struct array *a, int i)
+rebuild_member (struct array *a, struct array_job *j, int i, uint64_t serial)
 {
-  struct member *m = a->members[i];
-  double start = now_s ();
-  uint64_t first = __atomic_load_n (&m->recovery_stripe, __ATOMIC_ACQUIRE);
+  int64_t start = j->member_start;
+  uint64_t first = j->first_row;
+  struct member *m;
+  unsigned t;
 
-  a->job.member = i;
-  a->job.start = start;
-  a->job.first_row = first;
-  nbdkit_debug ("raid: rebuilding member %d (%s)", i, m->name);
-  for (uint64_t s = first; s < a->g.stripes && !stopping (a); s++) {
+  for (uint64_t s = first; s < a->g.stripes && !stopping (j); s++) {
     struct stripe_head *sh;
     int r;
 
-    if (__atomic_load_n (&a->members[i], __ATOMIC_ACQUIRE) != m ||
-        member_failed (m))
+    t = array_enter (a);
+    if ((m = still_member (a, i, serial)) == NULL) {
+      array_exit (a, t);
       return 0;                 /* failed or replaced again meanwhile */
+    }
     sh = stripe_cache_get (a->cache, s);
-    if (sh == NULL)
+    if (sh == NULL) {
+      array_exit (a, t);
       return -1;
+    }
     r = stripe_rebuild_row (a->cache, sh, i);
     if (r == 0)
       __atomic_store_n (&m->recovery_stripe, s + 1, __ATOMIC_RELEASE);
@@ -117,33 +284,39 @@ rebuild_member (struct array *a, int i)
     if (r == -1) {
       nbdkit_error ("raid: rebuild of member %d (%s) stopped at row %" PRIu64
                     ": %m", i, m->name, s);
-      return member_failed (m) ? 0 : -1;
+      r = member_failed (m) ? 0 : -1;
+      array_exit (a, t);
+      return r;
     }
-    throttle (a, (s + 1 - first) * a->g.chunk, start);
     if ((s + 1) % 256 == 0)
       md_array_states_changed (a);      /* record the recovery offset */
+    array_exit (a, t);
+    throttle (a, j, (s + 1 - first) * a->g.chunk, start);
   }
-  if (!stopping (a) && member_readable (m, a->g.stripes - 1)) {
+  t = array_enter (a);
+  m = still_member (a, i, serial);
+  if (!stopping (j) && m && member_readable (m, a->g.stripes - 1)) {
     int expected = MEMBER_REBUILDING;
 
     __atomic_compare_exchange_n (&m->state, &expected, MEMBER_IN_SYNC, false,
                                  __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
     md_array_states_changed (a);
     nbdkit_debug ("raid: member %d (%s) rebuilt in %.1f s", i, m->name,
-                  now_s () - start);
+                  (now_ns () - start) / 1e9);
   }
+  array_exit (a, t);
   return 0;
 }
 
 static void
-record_bad_data (struct array *a, uint64_t stripe, int member)
+record_bad_data (struct array_job *j, uint64_t stripe, int member)
 {
-  size_t n = a->job.nbad;
+  size_t n = j->nbad;
 
   if (n < ARRAY_MAX_BAD_DATA) {
-    a->job.bad[n].stripe = stripe;
-    a->job.bad[n].member = member;
-    __atomic_store_n (&a->job.nbad, n + 1, __ATOMIC_RELEASE);
+    j->bad[n].stripe = stripe;
+    j->bad[n].member = member;
+    __atomic_store_n (&j->nbad, n + 1, __ATOMIC_RELEASE);
   }
 }
 
@@ -151,63 +324,87 @@ record_bad_data (struct array *a, uint64_t stripe, int member)
  * write-intent bitmap marks.
  */
 static uint64_t
-next_row (struct array *a, uint64_t s)
+next_row (struct array *a, const struct array_job *j, uint64_t s)
 {
-  return a->job.resync ? md_array_resync_next_row (a, s) : s;
+  return j->resync ? md_array_resync_next_row (a, s) : s;
 }
 
-static void
-scrub (struct array *a)
+/* Go over the rows; returns whether it went over all of them. */
+static bool
+scrub (struct array *a, struct array_job *j)
 {
   uint8_t *scratch = aligned_alloc (4096, 2 * a->g.chunk);
-  uint64_t s;
+  uint64_t s, done = 0;
 
   if (scratch == NULL) {
     nbdkit_error ("raid: scrub: %m");
-    return;
+    return false;
   }
-  a->job.start = now_s ();
-  for (s = next_row (a, 0); s < a->g.stripes && !stopping (a);
-       s = next_row (a, s + 1)) {
+  for (s = next_row (a, j, 0); s < a->g.stripes && !stopping (j);
+       s = next_row (a, j, s + 1)) {
+    unsigned t = array_enter (a);
     struct stripe_head *sh = stripe_cache_get (a->cache, s);
     struct stripe_scrub res;
-    int r;
+    int r = -1;
 
+    if (sh) {
+      r = stripe_scrub_row (a->cache, sh, j->repair, scratch, &res);
+      stripe_cache_put (a->cache, sh);
+    }
+    array_exit (a, t);
     if (sh == NULL)
       break;
-    r = stripe_scrub_row (a->cache, sh, a->job.repair, scratch, &res);
-    stripe_cache_put (a->cache, sh);
     if (r == -1) {
       nbdkit_error ("raid: scrub stopped at row %" PRIu64 ": %m", s);
       break;
     }
-    if (a->job.resync)
+    if (j->resync)
       md_array_row_resynced (a, s);
-    __atomic_fetch_add (&a->job.mismatch_cnt, res.mismatches, __ATOMIC_RELAXED);
+    __atomic_fetch_add (&j->mismatch_cnt, res.mismatches, __ATOMIC_RELAXED);
     if (res.bad_data_member >= 0)
-      record_bad_data (a, s, res.bad_data_member);
-    __atomic_fetch_add (&a->job.rows_done, 1, __ATOMIC_RELEASE);
-    if (a->job.resync)          /* md's sync speed limit: rebuild-rate */
-      throttle (a, a->job.rows_done * a->g.chunk, a->job.start);
+      record_bad_data (j, s, res.bad_data_member);
+    __atomic_store_n (&j->rows_done, ++done, __ATOMIC_RELEASE);
+    if (j->resync)              /* md's sync speed limit: rebuild-rate */
+      throttle (a, j, done * a->g.chunk, j->start);
   }
-  a->job.scrub_finished = !stopping (a) && s >= a->g.stripes;
-  if (a->job.scrub_finished && a->job.repair)
-    md_array_resynced (a);
   free (scratch);
+  return !stopping (j) && s >= a->g.stripes;
 }
 
-/* The next member to rebuild, or -1; when none is left the job ends, both
- * decided under job_lock so that a replace cannot slip in between.
+/* The job is over; after this the thread does not touch it. */
+static void
+job_end (struct array *a, struct array_job *j, bool finished)
+{
+  pthread_mutex_lock (&a->job_lock);
+  j->finished = finished;
+  a->job = NULL;
+  pthread_mutex_unlock (&a->job_lock);
+}
+
+/* The next member to rebuild (its index, and in *serial its serial), or -1;
+ * when none is left the job ends, both decided under job_lock so that a
+ * replace cannot slip in between, and the member and the row to start
+ * from are read together.
  */
 static int
-next_or_finish (struct array *a)
+next_or_finish (struct array *a, struct array_job *j, uint64_t *serial)
 {
   int i;
 
   pthread_mutex_lock (&a->job_lock);
-  i = stopping (a) ? -1 : array_rebuilding_member (a);
-  if (i < 0)
-    a->job.running = false;
+  i = stopping (j) ? -1 : array_rebuilding_member (a);
+  if (i >= 0) {
+    struct member *m = a->members[i];   /* stays while job_lock is held */
+
+    *serial = m->serial;
+    j->member = i;
+    j->member_start = now_ns ();
+    j->first_row = __atomic_load_n (&m->recovery_stripe, __ATOMIC_ACQUIRE);
+    nbdkit_debug ("raid: rebuilding member %d (%s) from row %" PRIu64, i,
+                  m->name, j->first_row);
+  }
+  else
+    a->job = NULL;
   pthread_mutex_unlock (&a->job_lock);
   return i;
 }
@@ -215,64 +412,82 @@ next_or_finish (struct array *a)
 static void *
 job_thread (void *arg)
 {
-  struct array *a = arg;
+  struct array_job *j = arg;
+  struct array *a = j->a;
+  uint64_t serial;
   int i;
 
-  if (a->job.kind == JOB_SCRUB) {
-    scrub (a);
-    pthread_mutex_lock (&a->job_lock);
-    a->job.running = false;
-    pthread_mutex_unlock (&a->job_lock);
+  if (j->kind == JOB_SCRUB) {
+    bool finished = scrub (a, j);
+
+    if (finished && j->repair) {
+      unsigned t = array_enter (a);
+
+      md_array_resynced (a);
+      array_exit (a, t);
+    }
+    job_end (a, j, finished);
     return NULL;
   }
-  while ((i = next_or_finish (a)) >= 0) {
-    if (rebuild_member (a, i) == -1) {
+  while ((i = next_or_finish (a, j, &serial)) >= 0)
+    if (rebuild_member (a, j, i, serial) == -1) {
       /* Too few readable members: leave it rebuilding rather than spin. */
-      pthread_mutex_lock (&a->job_lock);
-      a->job.running = false;
-      pthread_mutex_unlock (&a->job_lock);
+      job_end (a, j, false);
       break;
     }
-  }
   return NULL;
 }
 
-/* Start a job; job_lock held.  A finished job's thread is joined first. */
+/* Start job j, whose parameters are filled in; job_lock held and no job
+ * running (the caller checked, before it changed anything).  The thread
+ * of the job that ran last is joined first: it has ended, or is about to
+ * (job_end was its last use of the array).
+ */
 static int
-job_start (struct array *a, enum job_kind kind, char **why)
+job_start (struct array *a, struct array_job *j, char **why)
 {
-  int r;
-
-  if (a->job.running) {
+  if (a->job) {                 /* its thread may wait for job_lock */
     *why = "another rebuild or scrub is running";
     return -1;
   }
-  if (a->job.joinable) {
-    pthread_join (a->job.thread, NULL);
-    a->job.joinable = false;
+  if (a->job_joinable) {
+    pthread_join (a->job_thread, NULL);
+    a->job_joinable = false;
   }
-  a->job.kind = kind;
-  a->job.stop = false;
-  a->job.running = true;
-  r = pthread_create (&a->job.thread, NULL, job_thread, a);
-  if (r) {
-    a->job.running = false;
+  j->a = a;
+  j->stop = false;
+  j->start = now_ns ();
+  a->job = j;
+  if (pthread_create (&a->job_thread, NULL, job_thread, j)) {
+    a->job = NULL;
     *why = "cannot start a thread";
     return -1;
   }
-  a->job.joinable = true;
+  a->job_joinable = true;
   return 0;
+}
+
+/* A new rebuild job; job_lock held, no job running. */
+static int
+rebuild_start (struct array *a, char **why)
+{
+  struct array_job *j = &a->rebuild_job;
+
+  memset (j, 0, sizeof *j);
+  j->kind = JOB_REBUILD;
+  j->member = -1;
+  return job_start (a, j, why);
 }
 
 void
 array_jobs_stop (struct array *a)
 {
   pthread_mutex_lock (&a->job_lock);
-  __atomic_store_n (&a->job.stop, true, __ATOMIC_RELEASE);
+  job_stop_locked (a);
   pthread_mutex_unlock (&a->job_lock);
-  if (a->job.joinable) {
-    pthread_join (a->job.thread, NULL);
-    a->job.joinable = false;
+  if (a->job_joinable) {
+    pthread_join (a->job_thread, NULL);
+    a->job_joinable = false;
   }
 }
 
@@ -283,33 +498,66 @@ array_rebuild_resume (struct array *a)
   int r = 0;
 
   pthread_mutex_lock (&a->job_lock);
-  if (array_rebuilding_member (a) >= 0 && !a->job.running)
-    r = job_start (a, JOB_REBUILD, &why);
+  if (array_rebuilding_member (a) >= 0 && a->job == NULL)
+    r = rebuild_start (a, &why);
   pthread_mutex_unlock (&a->job_lock);
   if (r == -1)
     nbdkit_error ("raid: cannot resume the rebuild: %s", why);
   return r;
 }
 
-int
-array_fail_member (struct array *a, int i, char **why)
+/* Members that hold every row; job_lock held. */
+static int
+in_sync_members (const struct array *a)
 {
+  int n = 0;
+
+  for (int i = 0; i < a->nmembers; i++)
+    n += __atomic_load_n (&a->members[i]->state, __ATOMIC_ACQUIRE) ==
+      MEMBER_IN_SYNC;
+  return n;
+}
+
+/* Refused if the array could not serve without the member; and unless
+ * forced, if fewer members would be in sync than the level needs: a
+ * member being rebuilt holds only the rows below its recovery offset, so
+ * failing another one takes the rows above beyond what parity can
+ * reconstruct, and stops the rebuild.
+ */
+int
+array_fail_member (struct array *a, int i, bool force, char **why)
+{
+  static __thread char msg[256];
+  int r = -1;
+
   if (a->readonly) {
     *why = "the array is read-only";
     return -1;
   }
-  if (i < 0 || i >= a->nmembers) {
+  pthread_mutex_lock (&a->job_lock);
+  if (i < 0 || i >= a->nmembers)
     *why = "no such member";
-    return -1;
-  }
-  if (!member_failed (a->members[i]) &&
-      array_failed_members (a) + 1 > array_tolerance (a)) {
+  else if (!member_failed (a->members[i]) &&
+           array_failed_members (a) + 1 > array_tolerance (a))
     *why = "failing it would leave the array unable to serve";
-    return -1;
+  else if (!force &&
+           __atomic_load_n (&a->members[i]->state, __ATOMIC_ACQUIRE) ==
+           MEMBER_IN_SYNC &&
+           in_sync_members (a) - 1 < a->nmembers - array_tolerance (a)) {
+    snprintf (msg, sizeof msg, "failing member %d would leave %d members in "
+              "sync, RAID-%d needs %d (member %d is rebuilding); 'fail %d "
+              "force' fails it anyway", i, in_sync_members (a) - 1, a->g.level,
+              a->nmembers - array_tolerance (a),
+              array_rebuilding_member (a), i);
+    *why = msg;
   }
-  member_fail (a->members[i], EIO);
-  md_array_states_changed (a);
-  return 0;
+  else {
+    member_fail (a->members[i], EIO);
+    md_array_states_changed (a);
+    r = 0;
+  }
+  pthread_mutex_unlock (&a->job_lock);
+  return r;
 }
 
 /* The rebuild would overwrite whatever m holds: refuse another array's
@@ -334,11 +582,11 @@ foreign (struct array *a, struct member *m, const char *name, char *msg,
   }
 }
 
-int
-array_replace_member (struct array *a, int i, const char *name, bool force,
-                      char **why)
+static int
+replace_member (struct array *a, int i, const char *name, bool force,
+                char **why)
 {
-  static char msg[512];
+  static __thread char msg[512];        /* control clients run in parallel */
   uint64_t need = a->g.data_offset + a->g.stripes * a->g.chunk;
   struct member *m;
   int r = -1;
@@ -392,45 +640,89 @@ array_replace_member (struct array *a, int i, const char *name, bool force,
     goto err;
   }
 
-  pthread_mutex_lock (&a->job_lock);
-  m->recovery_stripe = 0;
-  m->state = MEMBER_REBUILDING;
-  /* The old member stays allocated until the array closes: a request may
-   * still hold its pointer.
+  /* Decide, then change: everything that can refuse the replacement,
+   * the rebuild's thread included, comes before it is installed.
    */
-  if (a->nretired < GEOMETRY_MAX_MEMBERS * 4)
-    a->retired[a->nretired++] = a->members[i];
-  __atomic_store_n (&a->members[i], m, __ATOMIC_RELEASE);
-  md_array_states_changed (a);
-  r = a->job.running && a->job.kind == JOB_REBUILD ? 0
-    : job_start (a, JOB_REBUILD, why);
+  r = -1;
+  pthread_mutex_lock (&a->job_lock);
+  if (!member_failed (a->members[i]))
+    *why = "the member has not failed: fail it first";
+  else if (a->job && a->job->kind == JOB_SCRUB)
+    *why = "a scrub or resync is running: replace the member when it has "
+      "stopped (it stops at the next row, now that a member has failed; "
+      "'scrub stop' stops it at once)";
+  else if (a->nlimbo == ARRAY_MAX_LIMBO)
+    *why = "too many replaced members are still held by requests in "
+      "flight: try again in a moment";
+  else if (a->job || rebuild_start (a, why) == 0) {
+    /* The rebuild's thread waits for job_lock, then finds m.  The old
+     * member waits in limbo until no reader can hold it (array_reclaim).
+     */
+    m->recovery_stripe = 0;
+    m->state = MEMBER_REBUILDING;
+    a->limbo[a->nlimbo].m = a->members[i];
+    a->limbo[a->nlimbo++].epoch = __atomic_load_n (&a->epoch,
+                                                   __ATOMIC_SEQ_CST);
+    __atomic_store_n (&a->members[i], m, __ATOMIC_RELEASE);
+    md_array_states_changed (a);
+    r = 0;
+  }
   pthread_mutex_unlock (&a->job_lock);
-  return r;
+  if (r == 0)
+    return 0;
 
  err:
   member_close (m);
   return -1;
 }
 
+/* What replace_member reads of the member table, the members it checks
+ * the new one against, stays open while it looks (a reader section).
+ */
+int
+array_replace_member (struct array *a, int i, const char *name, bool force,
+                      char **why)
+{
+  unsigned t;
+  int r;
+
+  array_reclaim (a);            /* make room in limbo if it can be made */
+  t = array_enter (a);
+  r = replace_member (a, i, name, force, why);
+  array_exit (a, t);
+  array_reclaim (a);            /* starts the old member's grace period */
+  return r;
+}
+
+/* Start a scrub.  Everything is checked under job_lock before anything
+ * is changed, and the new job's parameters go into a job of its own: a
+ * refused scrub never touches the job that runs.
+ */
 static int
 scrub_start (struct array *a, bool repair, bool resync, char **why)
 {
-  int r;
+  struct array_job *j = &a->scrub_job, last;
+  int r = -1;
 
-  if (array_failed_members (a) > 0 || array_rebuilding_member (a) >= 0) {
-    *why = "the array is degraded: replace the failed members first";
-    return -1;
-  }
   pthread_mutex_lock (&a->job_lock);
-  a->job.repair = repair;
-  a->job.resync = resync;
-  a->job.rows_total = resync ? md_array_resync_rows (a) : a->g.stripes;
-  a->job.rows_done = 0;
-  a->job.mismatch_cnt = 0;
-  a->job.nbad = 0;
-  a->job.scrub_finished = false;
-  a->job.scrubbed = true;
-  r = job_start (a, JOB_SCRUB, why);
+  if (a->job)
+    *why = "another rebuild or scrub is running";
+  else if (array_failed_members (a) > 0 || array_rebuilding_member (a) >= 0)
+    *why = "the array is degraded: replace the failed members first";
+  else {
+    last = *j;
+    memset (j, 0, sizeof *j);
+    j->kind = JOB_SCRUB;
+    j->member = -1;
+    j->repair = repair;
+    j->resync = resync;
+    j->rows_total = resync ? md_array_resync_rows (a) : a->g.stripes;
+    r = job_start (a, j, why);
+    if (r == 0)
+      a->scrubbed = true;
+    else
+      *j = last;                /* the last scrub's result stays */
+  }
   pthread_mutex_unlock (&a->job_lock);
   return r;
 }
@@ -455,7 +747,7 @@ array_resync_start (struct array *a, char **why)
 
   if (r == 0)
     nbdkit_debug ("raid: resyncing %" PRIu64 " of %" PRIu64 " rows",
-                  a->job.rows_total, a->g.stripes);
+                  a->scrub_job.rows_total, a->g.stripes);
   return r;
 }
 
@@ -463,8 +755,8 @@ void
 array_scrub_stop (struct array *a)
 {
   pthread_mutex_lock (&a->job_lock);
-  if (a->job.running && a->job.kind == JOB_SCRUB)
-    __atomic_store_n (&a->job.stop, true, __ATOMIC_RELEASE);
+  if (a->job && a->job->kind == JOB_SCRUB)
+    job_stop_locked (a);
   pthread_mutex_unlock (&a->job_lock);
 }
 
@@ -478,18 +770,57 @@ state_name (int state)
   }
 }
 
-/* A JSON string (names are paths or URIs; escape what JSON requires). */
-static void
-json_string (FILE *f, const char *s)
+/* The length of the well-formed UTF-8 sequence at s (1 to 4), or 0 if
+ * there is none: a stray continuation byte, a truncated sequence, an
+ * overlong form, a surrogate or a code point past U+10FFFF (RFC 3629).
+ */
+static int
+utf8_sequence (const unsigned char *s)
 {
+  int n = s[0] < 0x80 ? 1 : s[0] >= 0xc2 && s[0] <= 0xdf ? 2
+    : (s[0] & 0xf0) == 0xe0 ? 3 : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : 0;
+  unsigned char lo = 0x80, hi = 0xbf;   /* the second byte's range */
+
+  if (s[0] == 0xe0) lo = 0xa0;          /* overlong */
+  if (s[0] == 0xed) hi = 0x9f;          /* surrogates */
+  if (s[0] == 0xf0) lo = 0x90;          /* overlong */
+  if (s[0] == 0xf4) hi = 0x8f;          /* past U+10FFFF */
+  for (int k = 1; k < n; k++)
+    if (s[k] < (k == 1 ? lo : 0x80) || s[k] > (k == 1 ? hi : 0xbf))
+      return 0;
+  return n;
+}
+
+/* A JSON string.  Names are paths or URIs, byte strings that need not be
+ * UTF-8: what is well-formed UTF-8 goes out as it is (escaping what JSON
+ * requires), and each byte that is not part of a well-formed sequence
+ * becomes U+FFFD, so that the reply is always valid UTF-8 and valid JSON.
+ */
+static void
+json_string (FILE *f, const char *str)
+{
+  const unsigned char *s = (const unsigned char *) str;
+
   fputc ('"', f);
-  for (; *s; s++) {
-    if (*s == '"' || *s == '\\')
+  while (*s) {
+    int n = utf8_sequence (s);
+
+    if (n == 0) {
+      fputs ("\\ufffd", f);
+      s++;
+    }
+    else if (*s == '"' || *s == '\\') {
       fprintf (f, "\\%c", *s);
-    else if ((unsigned char) *s < 0x20)
+      s++;
+    }
+    else if (*s < 0x20 || *s == 0x7f) {
       fprintf (f, "\\u%04x", *s);
-    else
-      fputc (*s, f);
+      s++;
+    }
+    else {
+      fwrite (s, 1, n, f);
+      s += n;
+    }
   }
   fputc ('"', f);
 }
@@ -506,17 +837,20 @@ print_bitmap (struct array *a, FILE *f)
     fprintf (f, ",\"bitmap\":null");
 }
 
+/* One snapshot under job_lock: the job's parameters cannot change while
+ * it is held, and the member table only changes under it.
+ */
 void
 array_status_json (struct array *a, FILE *f)
 {
-  bool running, rebuild;
-  double elapsed;
+  bool rebuild, scrubbing;
+  const struct array_job *sc = &a->scrub_job;
   uint64_t done = 0, total = a->g.stripes * a->g.chunk;
+  int64_t now = now_ns ();
 
   pthread_mutex_lock (&a->job_lock);
-  running = a->job.running;
-  rebuild = a->job.kind == JOB_REBUILD;
-  elapsed = now_s () - a->job.start;
+  rebuild = a->job && a->job->kind == JOB_REBUILD;
+  scrubbing = a->job && a->job->kind == JOB_SCRUB;
 
   /* One snapshot of the states, so that "degraded" and "failed" agree
    * with the members listed even while a rebuild finishes.
@@ -545,32 +879,34 @@ array_status_json (struct array *a, FILE *f)
     fprintf (f, ",\"state\":\"%s\",\"recovery_offset\":%" PRIu64 "}",
              state_name (st), rec);
   }
-  if (running && rebuild) {
-    struct member *m = a->members[a->job.member];
 
-    done = __atomic_load_n (&m->recovery_stripe, __ATOMIC_ACQUIRE) * a->g.chunk;
-  }
+  const struct array_job *rj = &a->rebuild_job;
+  bool rebuilding = rebuild && rj->member >= 0;
+  double elapsed = rebuilding ? (now - rj->member_start) / 1e9 : 0;
+
+  if (rebuilding)
+    done = __atomic_load_n (&a->members[rj->member]->recovery_stripe,
+                            __ATOMIC_ACQUIRE) * a->g.chunk;
   fprintf (f, "],\"rebuild\":{\"running\":%s,\"member\":%d,\"done\":%" PRIu64
            ",\"total\":%" PRIu64 ",\"mb_per_s\":%.1f}",
-           running && rebuild ? "true" : "false",
-           running && rebuild ? a->job.member : -1, done, total,
-           running && rebuild && elapsed > 0
-           ? (done - a->job.first_row * a->g.chunk) / elapsed / 1e6 : 0.0);
+           rebuild ? "true" : "false", rebuilding ? rj->member : -1, done,
+           total, elapsed > 0
+           ? (done - rj->first_row * a->g.chunk) / elapsed / 1e6 : 0.0);
 
-  done = __atomic_load_n (&a->job.rows_done, __ATOMIC_ACQUIRE) * a->g.chunk;
-  total = a->job.scrubbed ? a->job.rows_total * a->g.chunk : total;
+  done = __atomic_load_n (&sc->rows_done, __ATOMIC_ACQUIRE) * a->g.chunk;
+  total = a->scrubbed ? sc->rows_total * a->g.chunk : total;
+  elapsed = scrubbing ? (now - sc->start) / 1e9 : 0;
   fprintf (f, ",\"scrub\":{\"running\":%s,\"repair\":%s,\"resync\":%s,"
            "\"done\":%" PRIu64 ",\"total\":%" PRIu64 ",\"mb_per_s\":%.1f,"
            "\"mismatch_cnt\":%" PRIu64 ",\"finished\":%s,\"bad_data\":[",
-           running && !rebuild ? "true" : "false",
-           a->job.repair ? "true" : "false",
-           a->job.resync ? "true" : "false", done, total,
-           running && !rebuild && elapsed > 0 ? done / elapsed / 1e6 : 0.0,
-           __atomic_load_n (&a->job.mismatch_cnt, __ATOMIC_RELAXED),
-           a->job.scrub_finished ? "true" : "false");
-  for (size_t k = 0; k < __atomic_load_n (&a->job.nbad, __ATOMIC_ACQUIRE); k++)
+           scrubbing ? "true" : "false", sc->repair ? "true" : "false",
+           sc->resync ? "true" : "false", done, total,
+           elapsed > 0 ? done / elapsed / 1e6 : 0.0,
+           __atomic_load_n (&sc->mismatch_cnt, __ATOMIC_RELAXED),
+           sc->finished ? "true" : "false");
+  for (size_t k = 0; k < __atomic_load_n (&sc->nbad, __ATOMIC_ACQUIRE); k++)
     fprintf (f, "%s{\"stripe\":%" PRIu64 ",\"member\":%d}", k ? "," : "",
-             a->job.bad[k].stripe, a->job.bad[k].member);
+             sc->bad[k].stripe, sc->bad[k].member);
   fprintf (f, "]}");
   print_bitmap (a, f);
   fprintf (f, "}\n");

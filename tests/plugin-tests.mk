@@ -173,3 +173,34 @@ TESTS += test_cmdline
 test_cmdline_SOURCES = test_cmdline.c ../plugin/nbdkit_cmdline.c
 test_cmdline_LDADD = $(CHECK_LIBS)
 endif
+
+# Rebuild and scrub jobs, the control socket (issue 11): the throttle's
+# delay as a pure function, and nbdkit stopping at once during a
+# throttled rebuild although the plugin's clock jumps (clock-skew.c, an
+# LD_PRELOAD shim).
+if HAVE_CHECK
+check_PROGRAMS += test_rebuild
+TESTS += test_rebuild
+test_rebuild_SOURCES = test_rebuild.c
+test_rebuild_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
+endif
+check_LTLIBRARIES = libclockskew.la
+libclockskew_la_SOURCES = clock-skew.c
+libclockskew_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
+libclockskew_la_LIBADD = -ldl
+TESTS += test-raid-rebuild-stop.sh
+EXTRA_DIST += test-raid-rebuild-stop.sh
+TESTS += test-raid-ctl-scrub-refused.sh
+EXTRA_DIST += test-raid-ctl-scrub-refused.sh test-raid-ctl-scrub-refused.py
+TESTS += test-raid-ctl-fail-rebuilding.sh
+EXTRA_DIST += test-raid-ctl-fail-rebuilding.sh test-raid-ctl-fail-rebuilding.py
+TESTS += test-raid-ctl-replace-scrub.sh
+EXTRA_DIST += test-raid-ctl-replace-scrub.sh test-raid-ctl-replace-scrub.py
+TESTS += test-raid-ctl-clients.sh
+EXTRA_DIST += test-raid-ctl-clients.sh test-raid-ctl-clients.py
+TESTS += test-raid-ctl-input.sh
+EXTRA_DIST += test-raid-ctl-input.sh
+TESTS += test-raid-ctl-path.sh
+EXTRA_DIST += test-raid-ctl-path.sh
+TESTS += test-raid-ctl-replace-fds.sh
+EXTRA_DIST += test-raid-ctl-replace-fds.sh test-raid-ctl-replace-fds.py

@@ -1,0 +1,83 @@
+"""`replace` while a scrub or resync runs is refused before it changes
+anything (issue 11, item 13).  The old code installed the new member,
+wrote its superblock, then found the scrub running: it answered an error
+and left the member "rebuilding" with no job to rebuild it.
+
+(a) A raw array scrubs (member 0's reads take a second each); member 2
+    fails; `replace 2 SPARE` is refused: the member table (status) is as
+    before and nothing was written to SPARE (md5).  Once the scrub has
+    stopped (it cannot go on degraded), the same replace is accepted and
+    the rebuild brings back the data (raidcheck.py on the member files).
+(b) The same during the first resync of a create=true md array, capped by
+    rebuild-rate.
+"""
+
+import hashlib
+import os
+import random
+
+import faults
+import raidfail_lib as rf
+
+work = os.environ["FAULTS_DIR"]
+K, M = 1024, 1024 * 1024
+chunk = 64 * K
+
+
+def md5(path):
+    with open(path, "rb") as f:
+        return hashlib.md5(f.read()).hexdigest()
+
+
+def refused_replace(ctl, spare, what):
+    sc = ctl.status()["scrub"]
+    assert sc["running"], "%s: no scrub is running: %s" % (what, sc)
+    ctl.ok("fail 2")
+    st = ctl.status()
+    before = st["members"]
+    rf.log("  %s: after fail 2: scrub %s" % (what, st["scrub"]))
+    sum_before = md5(spare)
+    reply = ctl.error("replace 2 " + spare)
+    after = ctl.status()
+    assert after["members"] == before, \
+        "%s: the refused replace changed the members: %s -> %s" % (
+            what, before, after["members"])
+    assert md5(spare) == sum_before, \
+        "%s: the refused replace wrote to %s" % (what, spare)
+    assert "scrub" in reply, "%s: refused with %r" % (what, reply)
+    rf.log("  %s: replace 2 -> %s" % (what, reply))
+
+
+with faults.Harness(work) as hz:
+    # (a)
+    members = [hz.member(2 * M, "remote", delay_read="1000ms")] + \
+        [hz.member(2 * M, "local") for _ in range(3)]
+    sock = os.path.join(work, "a.ctl")
+    arr = rf.array(hz, members, level=5, chunk=chunk,
+                   params=["metadata=none", "control=" + sock])
+    ctl = rf.Control(sock)
+    shadow = rf.fill(arr.h, random.Random(13))
+    spare = os.path.join(work, "a.spare")
+    rf.noise_file(spare, 2 * M)
+    ctl.ok("scrub check")
+    refused_replace(ctl, spare, "(a) during scrub check")
+    ctl.wait_idle(30)
+    ctl.ok("replace 2 " + spare)
+    st = ctl.wait_idle(60)
+    assert [m["state"] for m in st["members"]] == ["in_sync"] * 4, st
+    arr.stop()
+    rf.check_members(arr, [members[0].path, members[1].path, spare,
+                           members[3].path], shadow,
+                     "(a) after the accepted replace")
+
+    # (b) a resync of 32 rows at 32K/s: two seconds a row.
+    members = [hz.member(3 * M, "local") for _ in range(4)]
+    sock = os.path.join(work, "b.ctl")
+    arr = rf.array(hz, members, level=5, chunk=chunk, data_offset=M,
+                   params=["create=true", "bitmap=none", "rebuild-rate=32K",
+                           "control=" + sock])
+    ctl = rf.Control(sock)
+    spare = os.path.join(work, "b.spare")
+    rf.noise_file(spare, 3 * M)
+    refused_replace(ctl, spare, "(b) during the first resync")
+    arr.stop()

@@ -1,0 +1,119 @@
+"""A refused `scrub check|repair` leaves the job that runs alone (issue 11,
+item 9).  The old scrub_start wrote the new parameters (repair, resync,
+counters) into the one job struct before job_start found a job running,
+and the running thread read them.
+
+(a) A parity page of the last row is corrupted on a member file, and a
+    `scrub check` starts (slow: the members' reads are delayed).  A
+    `scrub repair` sent meanwhile must be refused, and the check must stay
+    a check: the corruption is still on the member file afterwards, byte
+    for byte, and the check reports it (mismatch_cnt 1, repair false).
+(b) A new md array (create=true) over members full of noise resyncs its
+    parity, capped by rebuild-rate.  `scrub check` and `scrub repair` sent
+    meanwhile must be refused and must not turn the resync off: at the
+    end raidcheck.py finds every row's parity right on the member files.
+"""
+
+import os
+import random
+import time
+
+import faults
+import raidfail_lib as rf
+
+work = os.environ["FAULTS_DIR"]
+K, M = 1024, 1024 * 1024
+chunk = 64 * K
+
+
+problems = []
+
+
+def refused_during(ctl, line, what):
+    """line must be refused, and the running scrub's status not change
+    (but for progress); a change is recorded in problems, so that the
+    test goes on to what the scrub then does to the members."""
+    st = ctl.status()
+    assert st["scrub"]["running"], "%s: the scrub is not running: %s" % (
+        what, st["scrub"])
+    reply = ctl.error(line)
+    assert "running" in reply, "%s: %r refused with %r" % (what, line, reply)
+    after = ctl.status()["scrub"]
+    if not (after["repair"] == st["scrub"]["repair"] and
+            after["resync"] == st["scrub"]["resync"] and
+            after["total"] == st["scrub"]["total"] and
+            after["done"] >= st["scrub"]["done"]):
+        problems.append("%s: the refused %r changed the running scrub: "
+                        "%s -> %s" % (what, line, st["scrub"], after))
+    rf.log("  %s: %r -> %s" % (what, line, reply))
+
+
+def check(ok, msg):
+    if not ok:
+        problems.append(msg)
+    if problems:
+        raise AssertionError("\n".join(problems))
+
+
+def check_running_check(hz):
+    """(a): 128 rows, each read taking 10 ms: the check takes over a
+    second."""
+    members = [hz.member(8 * M, "remote", delay_read="10ms") for _ in range(4)]
+    sock = os.path.join(work, "a.ctl")
+    arr = rf.array(hz, members, level=5, chunk=chunk,
+                   params=["metadata=none", "control=" + sock])
+    ctl = rf.Control(sock)
+    rf.fill(arr.h, random.Random(11))
+    last = arr.rows - 1
+    p = arr.layout_of(last)[0]
+    where = last * chunk + chunk - 4096   # P's last page in the last row
+    members[p].corrupt(where, 4096)
+    planted = members[p].read(where, 4096)
+
+    ctl.ok("scrub check")
+    time.sleep(0.2)
+    refused_during(ctl, "scrub check", "(a) during scrub check")
+    refused_during(ctl, "scrub repair", "(a) during scrub check")
+    st = ctl.wait_idle(60)["scrub"]
+    check(members[p].read(where, 4096) == planted,
+          "(a) the parity corruption planted on member %d at %d is gone: the "
+          "refused 'scrub repair' turned the running check into a repair" % (
+              p, where))
+    check(st["finished"] and not st["repair"] and st["mismatch_cnt"] == 1,
+          "(a) the check should report the one bad page: %s" % st)
+    rf.log("  (a) the planted corruption is still there, reported: %s" % st)
+    arr.stop()
+
+
+def check_first_resync(hz):
+    """(b): 48 rows at 1M/s, a resync of about three seconds."""
+    members = [hz.member(4 * M, "local") for _ in range(4)]
+    for m in members:
+        rf.noise_file(m.path, 4 * M)
+    sock = os.path.join(work, "b.ctl")
+    arr = rf.array(hz, members, level=5, chunk=chunk, data_offset=M,
+                   params=["create=true", "force=true", "bitmap=none",
+                           "rebuild-rate=1M", "control=" + sock])
+    ctl = rf.Control(sock)
+    time.sleep(0.3)
+    st = ctl.status()["scrub"]
+    assert st["running"] and st["resync"] and st["repair"], \
+        "(b) the new array is not resyncing: %s" % st
+    refused_during(ctl, "scrub repair", "(b) during the first resync")
+    refused_during(ctl, "scrub check", "(b) during the first resync")
+    st = ctl.wait_idle(60)["scrub"]
+    arr.stop()
+    rc, out = rf.raidcheck(arr, [m.path for m in members])
+    check(rc == 0, "(b) after the first resync the parity is wrong:\n" +
+          out[-2000:])
+    check(st["finished"] and st["resync"] and st["repair"],
+          "(b) the resync did not finish as a resync: %s" % st)
+    rf.log("  (b) the resync went on to the end: " + out.strip()[-120:])
+
+
+# PARTS=b runs only (b).
+with faults.Harness(work) as hz:
+    if "a" in os.environ.get("PARTS", "ab"):
+        check_running_check(hz)
+    if "b" in os.environ.get("PARTS", "ab"):
+        check_first_resync(hz)
