@@ -440,12 +440,15 @@ discard_row (struct array *a, uint64_t stripe, enum member_op op, bool fua,
   struct member_io ios[GEOMETRY_MAX_MEMBERS];
   int n = 0;
 
-  for (int m = 0; m < a->nmembers; m++)
-    if (!member_failed (a->members[m]))
+  for (int m = 0; m < a->nmembers; m++) {
+    struct member *mb = a->members[m];
+
+    if (!member_failed (mb))
       ios[n++] = (struct member_io) {
-        .member = a->members[m], .op = op, .len = a->g.chunk,
+        .member = mb, .op = op, .len = a->g.chunk,
         .offset = geometry_member_offset (&a->g, stripe),
       };
+  }
   if (member_io_run (ios, n) == -1) {
     for (int i = 0; i < n; i++)
       *changed |= ios[i].err == 0;
@@ -596,9 +599,12 @@ array_flush (struct array *a)
 
   if (a->readonly)              /* nothing to make durable */
     return 0;
-  for (int m = 0; m < a->nmembers; m++)
-    if (!member_failed (a->members[m]))
-      ios[n++] = (struct member_io) { .member = a->members[m], .op = MEMBER_FLUSH };
+  for (int m = 0; m < a->nmembers; m++) {
+    struct member *mb = a->members[m];
+
+    if (!member_failed (mb))
+      ios[n++] = (struct member_io) { .member = mb, .op = MEMBER_FLUSH };
+  }
   if (member_io_run (ios, n) == -1 && fail_members (a, ios, n) == -1) {
     nbdkit_error ("raid: flush: %m");
     r = -1;

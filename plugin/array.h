@@ -40,7 +40,13 @@ struct array_config {
 struct array {
   struct geometry g;
   int nmembers;
-  struct member *members[GEOMETRY_MAX_MEMBERS];
+  /* The member of each role.  A replace publishes a new member while
+   * requests, jobs and the bitmap thread read the table, so every slot is
+   * atomic (a plain access is a sequentially consistent one); a reader
+   * that uses a member more than once loads it once into a local, and may
+   * use it only inside an array_enter/array_exit section (rebuild.c).
+   */
+  struct member *_Atomic members[GEOMETRY_MAX_MEMBERS];
   struct stripe_cache *cache;
   bool direct;
   bool readonly;                /* nothing is written to any member */

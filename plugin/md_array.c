@@ -763,8 +763,7 @@ slot_free (const struct array *a, const struct md_array *md, uint32_t d)
 static bool
 replaced (const struct array *a, const struct md_array *md, int i)
 {
-  return md->written_as[i] != __atomic_load_n (&a->members[i],
-                                               __ATOMIC_ACQUIRE);
+  return md->written_as[i] != a->members[i];
 }
 
 /* A replacement whose predecessor's slot is still written as its role. */
@@ -793,7 +792,7 @@ install_replacements (struct array *a, struct md_array *md, bool last)
   int r = 0;
 
   for (int i = 0; i < a->nmembers; i++) {
-    struct member *m = __atomic_load_n (&a->members[i], __ATOMIC_ACQUIRE);
+    struct member *m = a->members[i];
     uint32_t d;
 
     if (md->written_as[i] == m)

@@ -253,7 +253,7 @@ writeout (struct md_bitmap *bm, uint64_t target)
   pthread_mutex_unlock (&bm->lock);
 
   for (int i = 0; i < a->nmembers; i++) {
-    members[i] = __atomic_load_n (&a->members[i], __ATOMIC_ACQUIRE);
+    members[i] = a->members[i];
     if (!member_failed (members[i]))
       n = queue_member (bm, i, members[i], n, all);
   }

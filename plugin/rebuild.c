@@ -245,7 +245,7 @@ array_rebuilding_member (const struct array *a)
 static struct member *
 still_member (struct array *a, int i, uint64_t serial)
 {
-  struct member *m = __atomic_load_n (&a->members[i], __ATOMIC_ACQUIRE);
+  struct member *m = a->members[i];
 
   return m->serial == serial && !member_failed (m) ? m : NULL;
 }
@@ -663,7 +663,7 @@ replace_member (struct array *a, int i, const char *name, bool force,
     a->limbo[a->nlimbo].m = a->members[i];
     a->limbo[a->nlimbo++].epoch = __atomic_load_n (&a->epoch,
                                                    __ATOMIC_SEQ_CST);
-    __atomic_store_n (&a->members[i], m, __ATOMIC_RELEASE);
+    a->members[i] = m;           /* publish: a sequentially consistent store */
     md_array_states_changed (a);
     r = 0;
   }

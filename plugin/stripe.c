@@ -77,7 +77,7 @@ struct stripe_head {
 
 struct stripe_cache {
   const struct geometry *g;
-  struct member **members;
+  struct member *_Atomic *members;     /* the array's table */
   uint64_t budget, used, head_bytes;
   unsigned int pages;           /* pages per chunk */
   uint8_t *zero;                /* one chunk of zeroes, never written */
@@ -112,7 +112,7 @@ lru_append (struct stripe_cache *c, struct stripe_head *sh)
 static size_t valid_words (const struct stripe_cache *c);
 
 struct stripe_cache *
-stripe_cache_create (const struct geometry *g, struct member **members,
+stripe_cache_create (const struct geometry *g, struct member *_Atomic *members,
                      uint64_t budget)
 {
   struct stripe_cache *c = calloc (1, sizeof *c);
@@ -622,12 +622,13 @@ add_write (struct plan *pl, struct member_io *ios, size_t *n, int m,
            unsigned int first, unsigned int end)
 {
   uint64_t base = geometry_member_offset (pl->c->g, pl->sh->stripe);
+  struct member *mb = pl->c->members[m];
 
   set_valid (pl->c, pl->sh, m, first, end);
-  if (member_failed (pl->c->members[m]))
+  if (member_failed (mb))
     return;
   ios[(*n)++] = (struct member_io) {
-    .member = pl->c->members[m], .op = MEMBER_WRITE,
+    .member = mb, .op = MEMBER_WRITE,
     .buf = page_ptr (pl->c, pl->sh, m, first),
     .offset = base + (uint64_t) first * PAGE,
     .len = (uint64_t) (end - first) * PAGE,
@@ -818,17 +819,19 @@ fill_rows (struct stripe_cache *c, struct stripe_head *sh,
       break;
     }
     for (int m = 0; m < c->g->members; m++) {
-      if (unreadable (c, sh, m))
+      struct member *mb = c->members[m];
+
+      if (!member_readable (mb, sh->stripe))
         continue;
       for (unsigned int p = first; p < end; p++) {
         if (valid (c, sh, m, p))
           continue;
-        if (n && ios[n - 1].member == c->members[m] &&
+        if (n && ios[n - 1].member == mb &&
             ios[n - 1].offset + ios[n - 1].len == base + (uint64_t) p * PAGE)
           ios[n - 1].len += PAGE;
         else
           ios[n++] = (struct member_io) {
-            .member = c->members[m], .op = MEMBER_READ,
+            .member = mb, .op = MEMBER_READ,
             .buf = page_ptr (c, sh, m, p), .len = PAGE,
             .offset = base + (uint64_t) p * PAGE,
           };

@@ -14,7 +14,7 @@ struct stripe_head;
 
 /* members[] must outlive the cache.  budget is in bytes of buffers. */
 struct stripe_cache *stripe_cache_create (const struct geometry *g,
-                                          struct member **members,
+                                          struct member *_Atomic *members,
                                           uint64_t budget);
 void stripe_cache_destroy (struct stripe_cache *c);
 
