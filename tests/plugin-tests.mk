@@ -11,7 +11,8 @@ endif
 
 # The NBD member backend alone (plugin/member_nbd.c) against real nbdkit
 # servers: ids reused, the batch timeout, ids under concurrent I/O (also
-# under ThreadSanitizer: test-member-nbd-tsan.sh builds it so).
+# under ThreadSanitizer: test-member-nbd-tsan.sh builds it so), batches
+# without memory (allocations wrapped), servers without flush.
 if HAVE_CHECK
 if ENABLE_PLUGIN
 check_PROGRAMS += test_member_nbd
@@ -19,6 +20,7 @@ TESTS += test_member_nbd
 test_member_nbd_SOURCES = test_member_nbd.c ../plugin/member_nbd.c \
 	../plugin/member.c
 test_member_nbd_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS) $(LIBNBD_CFLAGS)
+test_member_nbd_LDFLAGS = -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
 test_member_nbd_LDADD = $(LIBNBD_LIBS) $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
 endif
@@ -83,6 +85,8 @@ TESTS += test-raid-remote-alias.sh
 EXTRA_DIST += test-raid-remote-alias.sh
 TESTS += test-raid-remote-blocksize.sh
 EXTRA_DIST += test-raid-remote-blocksize.sh remote_blocksize.py
+TESTS += test-raid-remote-noflush.sh
+EXTRA_DIST += test-raid-remote-noflush.sh
 TESTS += test-raid-fail-random.sh
 EXTRA_DIST += test-raid-fail-random.sh
 
