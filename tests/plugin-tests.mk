@@ -152,3 +152,17 @@ EXTRA_DIST += vm/fill-missing.py
 # bitmap resync after the plugin is killed.
 TESTS += vm/test-vm-bitmap.sh
 EXTRA_DIST += vm/test-vm-bitmap.sh vm/guest-md-bitmap.sh
+
+# The stripe cache (plugin/stripe.c) against in-memory members
+# (member_mem.c, fault injection and counters): random writes, the
+# RMW/RCW choice, reconstruction and rebuild, scrub, members failing
+# mid-write, all checked by a reference computed in the test.
+if HAVE_CHECK
+check_PROGRAMS += test_stripe
+TESTS += test_stripe
+test_stripe_SOURCES = test_stripe.c member_mem.c member_mem.h \
+	../plugin/stripe.c ../plugin/geometry.c ../plugin/member.c
+test_stripe_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
+test_stripe_LDADD = $(top_builddir)/parity/libparity.la $(CHECK_LIBS) \
+	$(PTHREAD_LIBS)
+endif
