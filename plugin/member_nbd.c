@@ -23,6 +23,18 @@
  * closed with its connections.  A thread's remaining connections are
  * closed when it exits.
  *
+ * Shortages are not member failures.  A member fails when its server or
+ * its disk fails, never because this process ran short, so nothing on the
+ * I/O path fails a request for want of memory: a batch whose list of
+ * requests cannot be allocated runs in pieces of STACK_PENDING from the
+ * stack (slower: each piece waits for the one before), a thread that
+ * cannot allocate its table of connections sends its requests on the
+ * member's shared connection (made when first needed, used under the
+ * member's lock like a member without multi-conn), the member's list of
+ * connections is made of the threads' slots themselves, and an identity
+ * range of up to 4 KiB (md's superblock) is read into a stack buffer.
+ * (libnbd's own allocations can still fail a connection attempt.)
+ *
  * Failures.  A connection that dies (the server went away, a protocol
  * error) is closed; the requests on it are sent again, once, on a new
  * connection.  Reconnection backs off: after a failed attempt, further
@@ -96,6 +108,20 @@
  *  - Other transports (vsock): no alias detection.
  * A new connection's endpoint is compared the same way to the sentinel's.
  *
+ * Durability.  A server that does not offer flush (no NBD_FLAG_SEND_FLUSH;
+ * nbdkit's plugins without a flush method, say) promises nothing beyond a
+ * completed write: the protocol forbids sending it a flush, and libnbd
+ * refuses one.  So its member's flushes complete at once without a
+ * command (as nbdkit's own nbd plugin sends no flush its server cannot
+ * take), and the member counts as able to make single writes durable
+ * (can_fua), which then go without the FUA flag: there is nothing more to
+ * ask of it.  Said once, when the member is opened.  A server that offers
+ * flush but not FUA gets can_fua false, and the array flushes it instead
+ * (member.h).  A new connection must offer what the array was told at
+ * open: flush exactly as then (a server that gained a cache must get
+ * flushes), FUA and write zeroes if it did then; else the server has
+ * changed under the member, which is failed.
+ *
  * PUNCH and ZERO are NBD_CMD_WRITE_ZEROES (with and without the may-trim
  * flag): a plain NBD trim need not read back as zeroes, so it is never used.
  * Commands are at most 32 MiB, or the server's maximum block size.
@@ -132,6 +158,8 @@
 #define MAX_COMMAND (32 * 1024 * 1024)
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 5000
+#define STACK_PENDING 64        /* requests per piece without memory */
+#define IDENTITY_STACK 4096     /* identity ranges read without malloc */
 
 /* Where a connection leads: see Aliases above. */
 struct endpoint {
@@ -142,6 +170,8 @@ struct endpoint {
   uint16_t port;
 };
 
+struct thread_slot;
+
 struct nbd_member {
   int id;                       /* slot in every thread's connections */
   uint64_t gen;                 /* unique to this member, never reused */
@@ -149,19 +179,21 @@ struct nbd_member {
   char *export_name;
   struct endpoint server;       /* of the connection made at open */
   bool multi_conn, can_zero;
+  bool can_flush;               /* the server takes NBD_CMD_FLUSH */
+  bool fua_flag;                /* the server takes NBD_CMD_FLAG_FUA */
   uint64_t max_command;         /* bytes per command */
   bool untrusted;               /* failed an identity check: no more I/O;
                                    atomic */
   pthread_mutex_t lock;         /* the shared connection's batches */
-  struct nbd_handle *shared;    /* without multi-conn */
+  struct nbd_handle *shared;    /* without multi-conn; with it, only for
+                                   a thread that has no table */
   pthread_mutex_t sentinel_lock; /* the two fields below, and its use */
   struct nbd_handle *sentinel;  /* with multi-conn, until an identity */
   const char *sentinel_lost;    /* why there is none, if there is none */
   pthread_mutex_t backoff_lock; /* the two fields below */
   int64_t retry_after_ms;       /* no connection attempt before this */
   unsigned int backoff_ms;
-  struct nbd_handle **conns;    /* every thread's connection; registry_lock */
-  size_t nconns, conns_cap;
+  struct thread_slot *conns;    /* every thread's connection; registry_lock */
 };
 
 static int timeout_ms = 30000;
@@ -171,52 +203,54 @@ static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct nbd_member *by_id[MAX_NBD_MEMBERS];
 static uint64_t last_gen;
 
-/* A thread's connections, indexed by nbd_member.id. */
+/* A thread's connection to one member.  h and gen are the thread's own;
+ * the other fields put the slot on its member's list of connections (so
+ * that closing the member closes them all) and belong to registry_lock.
+ * The list is made of the slots themselves, so that listing a new
+ * connection allocates nothing (see Shortages above).
+ */
 struct thread_slot {
   struct nbd_handle *h;
   uint64_t gen;                 /* of the member h was made for */
+  struct thread_slot *next, **pprev; /* pprev NULL: not listed */
+  struct nbd_handle *listed;    /* h, as the registry knows it */
 };
 struct thread_conns {
   struct thread_slot s[MAX_NBD_MEMBERS];
 };
 static pthread_key_t conns_key;
 static pthread_once_t conns_once = PTHREAD_ONCE_INIT;
+static bool no_table_logged;
 
+/* Take s off its member's list; registry_lock held. */
 static void
-forget_conn (struct nbd_member *nm, struct nbd_handle *h)
+unlist_conn (struct thread_slot *s)
 {
-  for (size_t i = 0; i < nm->nconns; i++)
-    if (nm->conns[i] == h) {
-      nm->conns[i] = nm->conns[--nm->nconns];
-      return;
-    }
+  if (s->pprev == NULL)
+    return;
+  *s->pprev = s->next;
+  if (s->next)
+    s->next->pprev = s->pprev;
+  s->next = NULL;
+  s->pprev = NULL;
+  s->listed = NULL;
 }
 
-static int
-remember_conn (struct nbd_member *nm, struct nbd_handle *h)
+static void
+list_conn (struct nbd_member *nm, struct thread_slot *s, struct nbd_handle *h)
 {
-  int r = 0;
-
   pthread_mutex_lock (&registry_lock);
-  if (nm->nconns == nm->conns_cap) {
-    size_t cap = nm->conns_cap ? 2 * nm->conns_cap : 16;
-    struct nbd_handle **c = realloc (nm->conns, cap * sizeof *c);
-
-    if (c == NULL)
-      r = -1;
-    else {
-      nm->conns = c;
-      nm->conns_cap = cap;
-    }
-  }
-  if (r == 0)
-    nm->conns[nm->nconns++] = h;
+  s->listed = h;
+  s->next = nm->conns;
+  if (s->next)
+    s->next->pprev = &s->next;
+  s->pprev = &nm->conns;
+  nm->conns = s;
   pthread_mutex_unlock (&registry_lock);
-  return r;
 }
 
 /* A thread exits: close its connections to members still open (those of
- * closed members were closed with them).
+ * closed members were closed, and taken off the list, with them).
  */
 static void
 conns_free (void *p)
@@ -224,14 +258,11 @@ conns_free (void *p)
   struct thread_conns *t = p;
 
   pthread_mutex_lock (&registry_lock);
-  for (int i = 0; i < MAX_NBD_MEMBERS; i++) {
-    struct nbd_member *nm = by_id[i];
-
-    if (t->s[i].h && nm && nm->gen == t->s[i].gen) {
-      forget_conn (nm, t->s[i].h);
-      nbd_close (t->s[i].h);
+  for (int i = 0; i < MAX_NBD_MEMBERS; i++)
+    if (t->s[i].pprev) {
+      nbd_close (t->s[i].listed);
+      unlist_conn (&t->s[i]);
     }
-  }
   pthread_mutex_unlock (&registry_lock);
   free (t);
 }
@@ -268,9 +299,10 @@ static void
 id_give_back (struct nbd_member *nm)
 {
   pthread_mutex_lock (&registry_lock);
-  for (size_t i = 0; i < nm->nconns; i++)
-    nbd_close (nm->conns[i]);
-  nm->nconns = 0;
+  while (nm->conns) {
+    nbd_close (nm->conns->listed);
+    unlist_conn (nm->conns);
+  }
   by_id[nm->id] = NULL;
   pthread_mutex_unlock (&registry_lock);
 }
@@ -540,7 +572,8 @@ check_identity (struct member *m, struct member_identity *id,
                 size_t whylen)
 {
   struct nbd_member *nm = m->priv;
-  void *buf = malloc (id->len);
+  uint8_t stack_buf[IDENTITY_STACK];  /* md's superblock fits: no malloc */
+  void *buf = id->len <= sizeof stack_buf ? stack_buf : malloc (id->len);
   const char *bad;
   int r;
 
@@ -553,11 +586,13 @@ check_identity (struct member *m, struct member_identity *id,
   if (r != 1) {
     snprintf (why, whylen, "cannot read its identity at offset %" PRIu64
               ": %s", id->offset, r == 0 ? nbd_get_error () : "no answer");
-    free (buf);
+    if (buf != stack_buf)
+      free (buf);
     return -1;
   }
   bad = id->verify (id, buf, why, whylen);
-  free (buf);
+  if (buf != stack_buf)
+    free (buf);
   if (bad) {
     if (bad != why)
       snprintf (why, whylen, "%s", bad);
@@ -574,6 +609,26 @@ check_identity (struct member *m, struct member_identity *id,
   return 0;
 }
 
+/* What new connection h lacks, or has in excess, of what the array was
+ * told at open and relies on (see Durability above); NULL if nothing.
+ * Gaining FUA or write zeroes changes nothing; gaining flush does: the
+ * member's flushes would be skipped on a server that now wants them.
+ */
+static const char *
+changed_features (const struct nbd_member *nm, struct nbd_handle *h)
+{
+  bool flush = nbd_can_flush (h) == 1;
+
+  if (flush != nm->can_flush)
+    return flush ? "its server now offers flush, which it did not at open"
+      : "its server no longer offers flush";
+  if (nm->fua_flag && nbd_can_fua (h) != 1)
+    return "its server no longer offers FUA";
+  if (nm->can_zero && nbd_can_zero (h) != 1)
+    return "its server no longer offers write zeroes";
+  return NULL;
+}
+
 /* Is new connection h to m's disk (see Identity above)?  0 yes; -1 the
  * check could not be made (why); -2 no: m is failed.
  */
@@ -584,6 +639,7 @@ check_conn (struct member *m, struct nbd_handle *h, int64_t deadline,
   struct member_identity *id = member_identity (m);
   int64_t size = nbd_get_size (h);
   int64_t min = nbd_get_block_size (h, LIBNBD_SIZE_MINIMUM);
+  const char *changed = changed_features (m->priv, h);
   int r;
 
   if (size == -1) {
@@ -604,6 +660,10 @@ check_conn (struct member *m, struct nbd_handle *h, int64_t deadline,
     snprintf (why, whylen, "it is exported read-only");
     r = -2;
   }
+  else if (changed) {
+    snprintf (why, whylen, "%s", changed);
+    r = -2;
+  }
   else if (id)
     r = check_identity (m, id, h, deadline, why, whylen);
   else
@@ -614,10 +674,11 @@ check_conn (struct member *m, struct nbd_handle *h, int64_t deadline,
 }
 
 /* A new, checked connection to m, unless backing off after a recent
- * failure.  shared: the shared connection (not a thread's).  NULL: EIO.
+ * failure, for this thread's slot ts (listed there), or for the shared
+ * connection if ts is NULL.  NULL: EIO.
  */
 static struct nbd_handle *
-member_connect (struct member *m, bool shared, int64_t deadline)
+member_connect (struct member *m, struct thread_slot *ts, int64_t deadline)
 {
   struct nbd_member *nm = m->priv;
   struct nbd_handle *h;
@@ -634,10 +695,8 @@ member_connect (struct member *m, bool shared, int64_t deadline)
   h = connect_uri (nm->uri, deadline, why, sizeof why);
   if (h)
     r = check_conn (m, h, deadline, why, sizeof why);
-  if (r == 0 && !shared && remember_conn (nm, h) == -1) {
-    snprintf (why, sizeof why, "out of memory");
-    r = -1;
-  }
+  if (r == 0 && ts)
+    list_conn (nm, ts, h);
   if (r != 0 && h) {
     nbd_close (h);
     h = NULL;
@@ -660,24 +719,33 @@ member_connect (struct member *m, bool shared, int64_t deadline)
   return h;
 }
 
-/* The slot holding this thread's connection to m. */
-static struct nbd_handle **
-conn_slot (struct member *m)
+/* This thread's slot for its connection to m; NULL if m has none per
+ * thread (no multi-conn), or if this thread cannot have its table of
+ * connections (no memory): then the request goes on m's shared
+ * connection, under its lock, which is slower but is no failure.
+ */
+static struct thread_slot *
+thread_slot (struct member *m)
 {
   struct nbd_member *nm = m->priv;
   struct thread_conns *t;
   struct thread_slot *s;
 
   if (!nm->multi_conn)
-    return &nm->shared;
+    return NULL;
   pthread_once (&conns_once, conns_key_create);
   t = pthread_getspecific (conns_key);
   if (t == NULL) {
     t = calloc (1, sizeof *t);
-    if (t == NULL)
-      return NULL;
-    if (pthread_setspecific (conns_key, t) != 0) {
+    if (t && pthread_setspecific (conns_key, t) != 0) {
       free (t);
+      t = NULL;
+    }
+    if (t == NULL) {
+      if (!__atomic_exchange_n (&no_table_logged, true, __ATOMIC_RELAXED))
+        nbdkit_error ("member %s: no memory for this thread's connections: "
+                      "it uses the member's shared connection (logged once)",
+                      m->name);
       return NULL;
     }
   }
@@ -686,13 +754,14 @@ conn_slot (struct member *m)
     s->h = NULL;
     s->gen = nm->gen;
   }
-  return &s->h;
+  return s;
 }
 
 /* One request in flight: which connection, which command. */
 struct pending {
   struct member_io *io;
-  struct nbd_handle **slot;
+  struct thread_slot *ts;       /* this thread's connection, or NULL: */
+  struct nbd_handle **slot;     /* &ts->h, or the member's shared one */
   int64_t cookie;               /* 0: none in flight */
   uint64_t sent;                /* bytes covered by the command in flight */
   bool retried;                 /* already re-sent after a dead connection */
@@ -712,9 +781,9 @@ issue (struct nbd_handle *h, struct member_io *io, uint64_t *sent)
   switch (io->op) {
   case MEMBER_READ:
     return nbd_aio_pread (h, buf, len, off, NBD_NULL_COMPLETION, 0);
-  case MEMBER_WRITE:
+  case MEMBER_WRITE:           /* fua without the flag: see Durability */
     return nbd_aio_pwrite (h, buf, len, off, NBD_NULL_COMPLETION,
-                           io->fua ? LIBNBD_CMD_FLAG_FUA : 0);
+                           io->fua && nm->fua_flag ? LIBNBD_CMD_FLAG_FUA : 0);
   case MEMBER_FLUSH:
     *sent = 1;
     return nbd_aio_flush (h, NBD_NULL_COMPLETION, 0);
@@ -743,7 +812,7 @@ finished (const struct member_io *io)
 static void
 kill_conn (struct pending *p, size_t n, size_t i, bool retry)
 {
-  struct nbd_member *nm = p[i].io->member->priv;
+  struct thread_slot *ts = p[i].ts;
   struct nbd_handle **slot = p[i].slot, *h = *slot;
 
   for (size_t j = 0; j < n; j++)
@@ -755,9 +824,9 @@ kill_conn (struct pending *p, size_t n, size_t i, bool retry)
       p[j].cookie = 0;
     }
   *slot = NULL;
-  if (slot != &nm->shared) {
+  if (ts) {
     pthread_mutex_lock (&registry_lock);
-    forget_conn (nm, h);
+    unlist_conn (ts);
     pthread_mutex_unlock (&registry_lock);
   }
   nbd_close (h);
@@ -777,9 +846,12 @@ issue_all (struct pending *p, size_t n, int64_t deadline)
       io->err = EIO;
       continue;
     }
+    if (io->op == MEMBER_FLUSH && !nm->can_flush) {
+      io->done = 1;             /* nothing to flush: see Durability */
+      continue;
+    }
     if (*p[i].slot == NULL)
-      *p[i].slot = member_connect (io->member, p[i].slot == &nm->shared,
-                                   deadline);
+      *p[i].slot = member_connect (io->member, p[i].ts, deadline);
     if (*p[i].slot == NULL) {
       io->err = EIO;
       continue;
@@ -869,20 +941,20 @@ poll_conns (struct pending *p, size_t n, int wait_ms)
   return 0;
 }
 
-/* Lock (or unlock) the shared connections of the batch's members, each
- * once, in id order, so that two batches cannot deadlock.
+/* Lock (or unlock) the shared connections that the batch's requests
+ * use, each once, in id order, so that two batches cannot deadlock.
  */
 static void
-lock_shared (struct member_io **ios, size_t n, bool lock)
+lock_shared (struct pending *p, size_t n, bool lock)
 {
   struct nbd_member *order[MAX_NBD_MEMBERS];
   size_t k = 0;
 
   for (size_t i = 0; i < n; i++) {
-    struct nbd_member *nm = ios[i]->member->priv;
+    struct nbd_member *nm = p[i].io->member->priv;
     size_t j = k;
 
-    if (nm->multi_conn)
+    if (p[i].ts)
       continue;
     while (j > 0 && order[j - 1]->id > nm->id)
       j--;
@@ -899,24 +971,20 @@ lock_shared (struct member_io **ios, size_t n, bool lock)
       pthread_mutex_unlock (&order[j]->lock);
 }
 
-static int
-nbd_io (struct member_io **ios, size_t n)
+/* Run n requests, with p (zeroed, n long) to track them. */
+static void
+run_batch (struct member_io **ios, size_t n, struct pending *p)
 {
-  struct pending *p = calloc (n, sizeof *p);
   int64_t deadline = now_ms () + timeout_ms;
 
-  if (p == NULL) {
-    for (size_t i = 0; i < n; i++)
-      ios[i]->err = ENOMEM;
-    return -1;
-  }
-  lock_shared (ios, n, true);
   for (size_t i = 0; i < n; i++) {
+    struct nbd_member *nm = ios[i]->member->priv;
+
     p[i].io = ios[i];
-    p[i].slot = conn_slot (ios[i]->member);
-    if (p[i].slot == NULL)
-      ios[i]->err = ENOMEM;
+    p[i].ts = thread_slot (ios[i]->member);
+    p[i].slot = p[i].ts ? &p[i].ts->h : &nm->shared;
   }
+  lock_shared (p, n, true);
 
   for (;;) {
     int left;
@@ -941,8 +1009,29 @@ nbd_io (struct member_io **ios, size_t n)
   for (size_t i = 0; i < n; i++)
     if (!finished (ios[i]))
       ios[i]->err = EIO;
-  lock_shared (ios, n, false);
-  free (p);
+  lock_shared (p, n, false);
+}
+
+/* The whole batch at once, or, if its list cannot be allocated, in
+ * pieces of STACK_PENDING from the stack (see Shortages above).
+ */
+static int
+nbd_io (struct member_io **ios, size_t n)
+{
+  struct pending stack[STACK_PENDING];
+  struct pending *p = n > STACK_PENDING ? calloc (n, sizeof *p) : NULL;
+
+  if (p) {
+    run_batch (ios, n, p);
+    free (p);
+    return 0;
+  }
+  for (size_t i = 0; i < n; i += STACK_PENDING) {
+    size_t k = n - i < STACK_PENDING ? n - i : STACK_PENDING;
+
+    memset (stack, 0, k * sizeof stack[0]);
+    run_batch (ios + i, k, stack);
+  }
   return 0;
 }
 
@@ -959,7 +1048,6 @@ nbd_member_close (struct member *m)
   pthread_mutex_destroy (&nm->lock);
   pthread_mutex_destroy (&nm->sentinel_lock);
   pthread_mutex_destroy (&nm->backoff_lock);
-  free (nm->conns);
   free (nm->export_name);
   free (nm->uri);
   free (nm);
@@ -1045,7 +1133,14 @@ member_nbd_open (const char *uri)
   endpoint_of (h, &nm->server);
   nm->multi_conn = nbd_can_multi_conn (h) == 1;
   nm->can_zero = nbd_can_zero (h) == 1;
-  m->can_fua = nbd_can_fua (h) == 1;
+  nm->can_flush = nbd_can_flush (h) == 1;
+  nm->fua_flag = nbd_can_fua (h) == 1;
+  m->can_fua = nm->fua_flag || !nm->can_flush;
+  if (!nm->can_flush)
+    nbdkit_error ("member %s: its server does not offer flush, so it promises "
+                  "nothing beyond a completed write: the array sends it no "
+                  "flushes, and its writes are as durable as the server "
+                  "makes them", uri);
   if (id_take (nm) == -1) {
     nbdkit_error ("member %s: too many NBD members open (at most %d)",
                   uri, MAX_NBD_MEMBERS);

@@ -11,7 +11,8 @@ endif
 
 # The NBD member backend alone (plugin/member_nbd.c) against real nbdkit
 # servers: ids reused, the batch timeout, ids under concurrent I/O (also
-# under ThreadSanitizer: test-member-nbd-tsan.sh builds it so).
+# under ThreadSanitizer: test-member-nbd-tsan.sh builds it so), batches
+# without memory (allocations wrapped), servers without flush.
 if HAVE_CHECK
 if ENABLE_PLUGIN
 check_PROGRAMS += test_member_nbd
@@ -19,6 +20,7 @@ TESTS += test_member_nbd
 test_member_nbd_SOURCES = test_member_nbd.c ../plugin/member_nbd.c \
 	../plugin/member.c
 test_member_nbd_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS) $(LIBNBD_CFLAGS)
+test_member_nbd_LDFLAGS = -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
 test_member_nbd_LDADD = $(LIBNBD_LIBS) $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
 endif
@@ -83,6 +85,8 @@ TESTS += test-raid-remote-alias.sh
 EXTRA_DIST += test-raid-remote-alias.sh
 TESTS += test-raid-remote-blocksize.sh
 EXTRA_DIST += test-raid-remote-blocksize.sh remote_blocksize.py
+TESTS += test-raid-remote-noflush.sh
+EXTRA_DIST += test-raid-remote-noflush.sh
 TESTS += test-raid-fail-random.sh
 EXTRA_DIST += test-raid-fail-random.sh
 
@@ -204,3 +208,17 @@ TESTS += test-raid-ctl-path.sh
 EXTRA_DIST += test-raid-ctl-path.sh
 TESTS += test-raid-ctl-replace-fds.sh
 EXTRA_DIST += test-raid-ctl-replace-fds.sh test-raid-ctl-replace-fds.py
+
+# The stripe cache (plugin/stripe.c) against in-memory members
+# (member_mem.c, fault injection and counters): random writes, the
+# RMW/RCW choice, reconstruction and rebuild, scrub, members failing
+# mid-write, all checked by a reference computed in the test.
+if HAVE_CHECK
+check_PROGRAMS += test_stripe
+TESTS += test_stripe
+test_stripe_SOURCES = test_stripe.c member_mem.c member_mem.h \
+	../plugin/stripe.c ../plugin/geometry.c ../plugin/member.c
+test_stripe_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
+test_stripe_LDADD = $(top_builddir)/parity/libparity.la $(CHECK_LIBS) \
+	$(PTHREAD_LIBS)
+endif

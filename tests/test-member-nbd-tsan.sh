@@ -24,7 +24,9 @@ fi
 "$cc" -std=gnu11 -g -O1 -fsanitize=thread -pthread \
     -I"$top_builddir" -I"$top_srcdir/plugin" \
     "$top_srcdir/tests/test_member_nbd.c" "$top_srcdir/plugin/member_nbd.c" \
-    "$top_srcdir/plugin/member.c" $flags -o "$tmpdir/test_member_nbd_tsan"
+    "$top_srcdir/plugin/member.c" $flags \
+    -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc \
+    -o "$tmpdir/test_member_nbd_tsan"
 
 TSAN_OPTIONS="halt_on_error=1 exitcode=66 ${TSAN_OPTIONS:-}" \
     "$tmpdir/test_member_nbd_tsan"

@@ -19,6 +19,19 @@
  * The concurrency case is worth most under ThreadSanitizer
  * (tests/test-member-nbd-tsan.sh builds this file with it): an id taken
  * or given back while another thread runs a batch must be synchronised.
+ *
+ * Shortages (issue 11 item 17): malloc, calloc and realloc are wrapped
+ * (-Wl,--wrap=..., which reaches only the calls made by this program's
+ * own objects, member_nbd.c and member.c, not libnbd's), and while
+ * `alloc_fails` is set they return NULL.  A batch must then still run and
+ * succeed, byte for byte: a process short of memory is no failed member.
+ * (Check is linked statically and allocates in its assertions, so none
+ * is made while allocations fail.)
+ *
+ * Servers without flush (nbdkit's eval plugin over a file, with no flush
+ * method): the member's flushes succeed without being sent, its writes
+ * count as durable (can_fua), and that is said once at open.  A server
+ * restarted with other features than at open fails the member.
  */
 
 #include <config.h>
@@ -49,17 +62,83 @@
 
 #include "member.h"
 
-/* What member.c and member_nbd.c need from nbdkit and the file backend. */
+/* Allocation failures on demand; see the top. */
+static bool alloc_fails;        /* atomic */
+void *__real_malloc (size_t n);
+void *__real_calloc (size_t n, size_t size);
+void *__real_realloc (void *p, size_t n);
+void *__wrap_malloc (size_t n);
+void *__wrap_calloc (size_t n, size_t size);
+void *__wrap_realloc (void *p, size_t n);
+
+static bool
+failing (void)
+{
+  return __atomic_load_n (&alloc_fails, __ATOMIC_ACQUIRE);
+}
+
+void *
+__wrap_malloc (size_t n)
+{
+  return failing () ? NULL : __real_malloc (n);
+}
+
+void *
+__wrap_calloc (size_t n, size_t size)
+{
+  return failing () ? NULL : __real_calloc (n, size);
+}
+
+void *
+__wrap_realloc (void *p, size_t n)
+{
+  return failing () ? NULL : __real_realloc (p, n);
+}
+
+/* What member.c and member_nbd.c need from nbdkit and the file backend.
+ * The last messages are kept (without allocating) for the tests to read.
+ */
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static char error_log[16384];
+
 void
 nbdkit_error (const char *fs, ...)
 {
   va_list ap;
+  char msg[1024];
 
   va_start (ap, fs);
-  fprintf (stderr, "error: ");
-  vfprintf (stderr, fs, ap);
-  fprintf (stderr, "\n");
+  vsnprintf (msg, sizeof msg, fs, ap);
   va_end (ap);
+  fprintf (stderr, "error: %s\n", msg);
+  pthread_mutex_lock (&log_lock);
+  if (strlen (error_log) + strlen (msg) + 2 < sizeof error_log) {
+    strcat (error_log, msg);
+    strcat (error_log, "\n");
+  }
+  pthread_mutex_unlock (&log_lock);
+}
+
+/* How many times s appears in the messages since the last call (or
+ * log_clear); clears them.
+ */
+static int
+log_count (const char *s)
+{
+  int n = 0;
+
+  pthread_mutex_lock (&log_lock);
+  for (const char *p = error_log; (p = strstr (p, s)) != NULL; p++)
+    n++;
+  error_log[0] = 0;
+  pthread_mutex_unlock (&log_lock);
+  return n;
+}
+
+static void
+log_clear (void)
+{
+  log_count ("\n");
 }
 
 void
@@ -146,6 +225,42 @@ server_start (struct server *s, const char *name, bool multi_conn)
       execlp ("nbdkit", "nbdkit", "-f", "--exit-with-parent", "-U", s->sock,
               "-P", pidfile, "--filter=multi-conn", "memory", "size=1M",
               "multi-conn-mode=disable", (char *) NULL);
+    _exit (127);
+  }
+  for (int i = 0; i < 1000 && access (pidfile, F_OK) == -1; i++) {
+    ck_assert_msg (waitpid (s->pid, NULL, WNOHANG) == 0,
+                   "nbdkit exited before serving %s", s->sock);
+    usleep (10000);
+  }
+  ck_assert_msg (access (pidfile, F_OK) == 0, "nbdkit did not start");
+}
+
+/* nbdkit's eval plugin serving `file` (1 MiB), with or without flush and
+ * multi-conn: a server whose features the test chooses.
+ */
+static void
+server_start_eval (struct server *s, const char *name, const char *file,
+                   bool flush, bool multi_conn)
+{
+  char pidfile[256], pread[512], pwrite[512];
+
+  snprintf (s->sock, sizeof s->sock, "%s/%s.sock", dir, name);
+  snprintf (pidfile, sizeof pidfile, "%s/%s.pid", dir, name);
+  snprintf (s->uri, sizeof s->uri, "nbd+unix:///?socket=%s", s->sock);
+  snprintf (pread, sizeof pread, "pread=exec dd if=%s skip=$4 count=$3 "
+            "iflag=skip_bytes,count_bytes status=none", file);
+  snprintf (pwrite, sizeof pwrite, "pwrite=exec dd of=%s seek=$4 "
+            "conv=notrunc oflag=seek_bytes status=none", file);
+  unlink (pidfile);
+  unlink (s->sock);
+  s->pid = fork ();
+  ck_assert_int_ne (s->pid, -1);
+  if (s->pid == 0) {
+    /* Without a flush method nbdkit offers neither flush nor FUA. */
+    execlp ("nbdkit", "nbdkit", "-f", "--exit-with-parent", "-U", s->sock,
+            "-P", pidfile, "eval", "get_size=echo 1048576", pread, pwrite,
+            multi_conn ? "can_multi_conn=exit 0" : "can_multi_conn=exit 3",
+            flush ? "flush=exit 0" : (char *) NULL, (char *) NULL);
     _exit (127);
   }
   for (int i = 0; i < 1000 && access (pidfile, F_OK) == -1; i++) {
@@ -342,6 +457,319 @@ START_TEST (test_ids_while_io)
 }
 END_TEST
 
+/* Shortages (see the top). */
+
+#define NBATCH 200              /* more than any stack piece */
+
+/* Run ios (n of them) straight through the backend, with no memory, as
+ * member_io_run would hand it a large share (member_io_run's own list is
+ * tested in test_member_io.c; here its allocation must not hide the
+ * backend's).
+ */
+static void
+backend_run_without_memory (struct member_io *ios, size_t n)
+{
+  static struct member_io *list[NBATCH];
+
+  ck_assert_uint_le (n, NBATCH);
+  for (size_t i = 0; i < n; i++) {
+    ios[i].err = 0;
+    ios[i].done = 0;
+    list[i] = &ios[i];
+  }
+  __atomic_store_n (&alloc_fails, true, __ATOMIC_RELEASE);
+  ios[0].member->ops->io (list, n);
+  __atomic_store_n (&alloc_fails, false, __ATOMIC_RELEASE);
+}
+
+/* NBATCH requests of 4 KiB, alternating between members a and b. */
+static void
+batch (struct member_io *ios, struct member *a, struct member *b,
+       enum member_op op, uint8_t *buf)
+{
+  for (size_t i = 0; i < NBATCH; i++)
+    ios[i] = (struct member_io) {
+      .member = i % 2 ? b : a, .op = op, .buf = buf + i * 4096,
+      .len = 4096, .offset = i / 2 * 4096,
+    };
+}
+
+static void
+fill (uint8_t *buf, size_t len, unsigned int seed)
+{
+  for (size_t i = 0; i < len; i++)
+    buf[i] = (uint8_t) ((i * 2654435761u + seed) >> 13);
+}
+
+/* A large batch whose list of requests cannot be allocated still runs,
+ * on a member with multi-conn and one without: the old code failed every
+ * request with ENOMEM (which fails the members).
+ */
+START_TEST (test_nomem_batch)
+{
+  static struct member_io ios[NBATCH];
+  static uint8_t out[NBATCH * 4096], in[NBATCH * 4096];
+  struct server s1, s2;
+  struct member *a, *b;
+
+  server_start (&s1, "nomem-mc", true);
+  server_start (&s2, "nomem-single", false);
+  a = member_open (s1.uri, false);
+  b = member_open (s2.uri, false);
+  ck_assert (a && b);
+  ck_assert_int_eq (member_rw (a, MEMBER_READ, in, 4096, 0), 0); /* table */
+  fill (out, sizeof out, 1);
+  batch (ios, a, b, MEMBER_WRITE, out);
+  backend_run_without_memory (ios, NBATCH);
+  for (size_t i = 0; i < NBATCH; i++)
+    ck_assert_msg (ios[i].err == 0, "write %zu without memory: %s", i,
+                   strerror (ios[i].err));
+  batch (ios, a, b, MEMBER_READ, in);
+  backend_run_without_memory (ios, NBATCH);
+  for (size_t i = 0; i < NBATCH; i++)
+    ck_assert_msg (ios[i].err == 0, "read %zu without memory: %s", i,
+                   strerror (ios[i].err));
+  ck_assert (memcmp (in, out, sizeof in) == 0);
+  ck_assert (!member_failed (a) && !member_failed (b));
+  member_close (a);
+  member_close (b);
+  server_stop (&s1);
+  server_stop (&s2);
+}
+END_TEST
+
+/* An identity for the shortage cases: the magic at offset 0 (no
+ * allocation in verify, and free is the real one, called with memory).
+ */
+static const char magic[8] = "RAIDTEST";
+
+static const char *
+magic_verify (struct member_identity *id, const void *buf, char *why,
+              size_t whylen)
+{
+  return memcmp (buf, magic, sizeof magic) == 0 ? NULL : "no magic";
+}
+
+static void
+magic_free (struct member_identity *id)
+{
+  free (id);
+}
+
+/* Open uri as a member checked by the magic, which is written there
+ * first (through another member, so that this thread has no connection
+ * to the new one yet).
+ */
+static struct member *
+open_with_magic (const char *uri)
+{
+  uint8_t page[4096] = { 0 };
+  struct member *w = member_open (uri, false), *m;
+  struct member_identity *id = calloc (1, sizeof *id);
+
+  ck_assert (w && id);
+  memcpy (page, magic, sizeof magic);
+  ck_assert_int_eq (member_rw (w, MEMBER_WRITE, page, sizeof page, 0), 0);
+  member_close (w);
+  m = member_open (uri, false);
+  ck_assert (m != NULL);
+  *id = (struct member_identity) { .offset = 0, .len = 4096,
+                                   .verify = magic_verify,
+                                   .free = magic_free };
+  ck_assert (member_set_identity (m, id));
+  return m;
+}
+
+/* A write and a read-back of one page at `off`, with no memory: NULL if
+ * they went right, else what went wrong.  (No assertion: it runs in
+ * other threads too.)
+ */
+static const char *
+rw_without_memory (struct member *m, uint64_t off, unsigned int seed)
+{
+  uint8_t out[4096], in[4096];
+  int w, r, werr, rerr;
+
+  fill (out, sizeof out, seed);
+  memset (in, 0, sizeof in);
+  __atomic_store_n (&alloc_fails, true, __ATOMIC_RELEASE);
+  w = member_rw (m, MEMBER_WRITE, out, sizeof out, off);
+  werr = errno;
+  r = member_rw (m, MEMBER_READ, in, sizeof in, off);
+  rerr = errno;
+  __atomic_store_n (&alloc_fails, false, __ATOMIC_RELEASE);
+  if (w != 0)
+    return werr == ENOMEM ? "a write without memory: ENOMEM"
+      : "a write without memory failed";
+  if (r != 0)
+    return rerr == ENOMEM ? "a read without memory: ENOMEM"
+      : "a read without memory failed";
+  if (memcmp (in, out, sizeof in) != 0)
+    return "a read without memory differs from what was written";
+  return member_failed (m) ? "the member failed" : NULL;
+}
+
+/* A thread that has no connection to a member yet makes one (checked by
+ * the member's identity) with no memory: the old code could not list it
+ * (realloc) nor read the identity (malloc), and failed the requests.
+ */
+START_TEST (test_nomem_new_connection)
+{
+  struct server s1;
+  struct member *m;
+  uint8_t page[4096];
+  const char *bad;
+
+  server_start (&s1, "nomem-conn", true);
+  m = open_with_magic (s1.uri);
+  bad = rw_without_memory (m, 8192, 2);
+  ck_assert_msg (bad == NULL, "%s", bad);
+  ck_assert_int_eq (member_rw (m, MEMBER_READ, page, sizeof page, 0), 0);
+  ck_assert (memcmp (page, magic, sizeof magic) == 0);
+  member_close (m);
+  server_stop (&s1);
+}
+END_TEST
+
+/* A new thread, which has no table of connections yet, with no memory:
+ * the old code failed its requests with ENOMEM.
+ */
+static void *
+nomem_thread (void *m)
+{
+  return (void *) rw_without_memory (m, 12288, 3);
+}
+
+START_TEST (test_nomem_new_thread)
+{
+  struct server s1;
+  struct member *m;
+  pthread_t th;
+  void *bad;
+  int r;
+
+  server_start (&s1, "nomem-thread", true);
+  m = open_with_magic (s1.uri);
+  r = pthread_create (&th, NULL, nomem_thread, m);
+  if (r == 0)                   /* no assertion while the thread runs */
+    pthread_join (th, &bad);
+  ck_assert_int_eq (r, 0);
+  ck_assert_msg (bad == NULL, "%s", (const char *) bad);
+  ck_assert (!member_failed (m));
+  member_close (m);
+  server_stop (&s1);
+}
+END_TEST
+
+/* Servers without flush (see the top). */
+
+static void
+file_1m (char *path, size_t len, const char *name)
+{
+  int fd;
+
+  snprintf (path, len, "%s/%s.img", dir, name);
+  fd = open (path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+  ck_assert_int_ne (fd, -1);
+  ck_assert_int_eq (ftruncate (fd, 1 << 20), 0);
+  close (fd);
+}
+
+static void
+file_read (const char *path, void *buf, size_t len, off_t off)
+{
+  int fd = open (path, O_RDONLY);
+
+  ck_assert_int_ne (fd, -1);
+  ck_assert_int_eq (pread (fd, buf, len, off), (ssize_t) len);
+  close (fd);
+}
+
+/* Writes (FUA ones too) and flushes to a server without flush succeed
+ * and reach its file, with and without multi-conn; the member can make
+ * single writes durable, and the open said once that it has no flush.
+ * The old code sent the flush, which libnbd refuses: the member failed
+ * (and without multi-conn its only connection was dropped, which for a
+ * raw member means for good).
+ */
+START_TEST (test_no_flush)
+{
+  for (int mc = 0; mc <= 1; mc++) {
+    struct server s;
+    char file[256];
+    uint8_t out[8192], back[8192];
+    struct member *m;
+    struct member_io ios[3];
+    int said;
+
+    file_1m (file, sizeof file, mc ? "noflush-mc" : "noflush");
+    server_start_eval (&s, mc ? "noflush-mc" : "noflush", file, false, mc);
+    log_clear ();
+    m = member_open (s.uri, false);
+    ck_assert (m != NULL);
+    said = log_count ("does not offer flush");
+    fill (out, sizeof out, 4 + mc);
+    ios[0] = (struct member_io) { .member = m, .op = MEMBER_WRITE,
+                                  .buf = out, .len = 4096, .offset = 4096 };
+    ios[1] = (struct member_io) { .member = m, .op = MEMBER_WRITE,
+                                  .buf = out + 4096, .len = 4096,
+                                  .offset = 65536, .fua = m->can_fua };
+    ck_assert_int_eq (member_io_run (ios, 2), 0);
+    ios[2] = (struct member_io) { .member = m, .op = MEMBER_FLUSH };
+    ck_assert_msg (member_io_run (&ios[2], 1) == 0, "flush (multi-conn %d): "
+                   "%s", mc, strerror (ios[2].err));
+    ck_assert (!member_failed (m));
+    /* And the member still works afterwards. */
+    ck_assert_int_eq (member_rw (m, MEMBER_READ, back, 4096, 4096), 0);
+    ck_assert (memcmp (back, out, 4096) == 0);
+    file_read (file, back, 4096, 4096);
+    ck_assert (memcmp (back, out, 4096) == 0);
+    file_read (file, back + 4096, 4096, 65536);
+    ck_assert (memcmp (back + 4096, out + 4096, 4096) == 0);
+    ck_assert (!member_failed (m));
+    ck_assert_msg (m->can_fua, "a member without flush has nothing more to "
+                   "do to make a write durable");
+    ck_assert_int_eq (said, 1);
+    ck_assert_int_eq (log_count ("does not offer flush"), 0);
+    member_close (m);
+    server_stop (&s);
+  }
+}
+END_TEST
+
+/* A member whose server comes back with flush where it had none at open,
+ * or without it where it had it, is failed at the new connection: the
+ * array decided how to make its writes durable from what it was told.
+ * (Checked by identity, so that the restart itself is allowed.)  The old
+ * code took the new connection as it was.
+ */
+START_TEST (test_flush_changed)
+{
+  for (int had = 0; had <= 1; had++) {
+    struct server s;
+    char file[256];
+    uint8_t page[4096];
+    struct member *m;
+    int r;
+
+    file_1m (file, sizeof file, "changed");
+    server_start_eval (&s, "changed", file, had, true);
+    m = open_with_magic (s.uri);
+    ck_assert_int_eq (member_rw (m, MEMBER_READ, page, sizeof page, 0), 0);
+    server_stop (&s);
+    server_start_eval (&s, "changed", file, !had, true);
+    log_clear ();
+    r = member_rw (m, MEMBER_READ, page, sizeof page, 0);
+    ck_assert_msg (r == -1 && member_failed (m), "a server restarted %s "
+                   "flush was taken for the member", had ? "without" : "with");
+    ck_assert_int_eq (log_count (had ? "no longer offers flush"
+                                 : "now offers flush"), 1);
+    member_close (m);
+    server_stop (&s);
+  }
+}
+END_TEST
+
 /* One case per test, so that each can be run alone (CK_RUN_CASE=...). */
 static Suite *
 member_nbd_suite (void)
@@ -351,6 +779,11 @@ member_nbd_suite (void)
     { "reuse", test_reused_id_new_connection },
     { "timeout", test_timeout_never_negative },
     { "concurrency", test_ids_while_io },
+    { "nomem-batch", test_nomem_batch },
+    { "nomem-connection", test_nomem_new_connection },
+    { "nomem-thread", test_nomem_new_thread },
+    { "no-flush", test_no_flush },
+    { "flush-changed", test_flush_changed },
   };
   Suite *s = suite_create ("member_nbd");
 
@@ -369,7 +802,9 @@ have_nbdkit (void)
 {
   return system ("nbdkit --version >/dev/null 2>&1") == 0 &&
     system ("nbdkit --filter=multi-conn memory --dump-plugin "
-            ">/dev/null 2>&1") == 0;
+            ">/dev/null 2>&1") == 0 &&
+    system ("nbdkit eval --dump-plugin >/dev/null 2>&1") == 0 &&
+    system ("dd --version >/dev/null 2>&1") == 0;
 }
 
 int
@@ -380,8 +815,8 @@ main (void)
   char cmd[64 + sizeof dir];
 
   if (!have_nbdkit ()) {
-    printf ("SKIP: this test needs nbdkit with the memory plugin and the "
-            "multi-conn filter\n");
+    printf ("SKIP: this test needs nbdkit with the memory and eval plugins "
+            "and the multi-conn filter, and dd\n");
     return 77;
   }
   signal (SIGPIPE, SIG_IGN);

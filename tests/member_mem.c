@@ -1,0 +1,229 @@
+/* member_mem: a member backend over a malloc'd buffer, for unit tests of
+ * the code above the members (the stripe cache, and later the bitmap and
+ * md_array) without files, rings or servers.
+ *
+ * It is a struct member_ops like member_file.c's and member_nbd.c's, so
+ * member_io_run dispatches to it as to them, and the code under test
+ * cannot tell.  What a test gets on top:
+ *  - the bytes themselves (mem_member_data), to compare with an
+ *    independent reference or to corrupt behind the code's back;
+ *  - counters per operation of requests, bytes and injected failures
+ *    (struct mem_stats), so that a test can say how many pages a write
+ *    read, not only that its result is right;
+ *  - fault injection per member and operation: from a chosen request on,
+ *    every request of that operation fails with EIO and leaves the bytes
+ *    as they were, like a disk that stopped answering.
+ *
+ * Requests are checked as the real backends' callers must make them:
+ * inside the member, offset and length multiples of the alignment, a
+ * buffer for reads and writes.  A request that breaks those rules is a
+ * bug in the code under test, which this backend reports by aborting
+ * (the test then fails loudly with the message) rather than by an errno
+ * the caller might take for a member failure.
+ *
+ * Locking: one mutex per member around each request and each change of
+ * its faults, so that tests may run batches from several threads; a test
+ * reads the counters while no batch runs.  Not for speed.
+ */
+
+#include <config.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "member_mem.h"
+
+struct mem_member {
+  uint8_t *data;
+  pthread_mutex_t lock;         /* everything below, and data */
+  struct mem_stats stats;
+  bool fail[MEM_OPS];           /* failing from fail_at[op] on */
+  uint64_t fail_at[MEM_OPS];    /* request number (counting from 0) */
+  uint64_t seen[MEM_OPS];       /* requests ever, not reset with stats */
+};
+
+static const char *const op_names[MEM_OPS] = {
+  "read", "write", "flush", "punch", "zero",
+};
+
+static void
+bad_request (const struct member *m, const struct member_io *io,
+             const char *why)
+{
+  fprintf (stderr, "member_mem: %s: bad %s request (offset %" PRIu64
+           ", length %" PRIu64 "): %s\n", m->name, op_names[io->op],
+           io->offset, io->len, why);
+  abort ();
+}
+
+/* The request's rules (see the top). */
+static void
+check_request (const struct member *m, const struct member_io *io)
+{
+  if ((unsigned int) io->op >= MEM_OPS)
+    bad_request (m, io, "unknown operation");
+  if (io->op == MEMBER_FLUSH)
+    return;
+  if (io->len == 0)
+    bad_request (m, io, "empty");
+  if (io->offset > m->size || io->len > m->size - io->offset)
+    bad_request (m, io, "beyond the member's end");
+  if (io->offset % m->align || io->len % m->align)
+    bad_request (m, io, "not aligned to the member's alignment");
+  if ((io->op == MEMBER_READ || io->op == MEMBER_WRITE) && io->buf == NULL)
+    bad_request (m, io, "no buffer");
+  if (io->fua && (io->op != MEMBER_WRITE || !m->can_fua))
+    bad_request (m, io, "FUA on a request or member that cannot have it");
+}
+
+/* One request, under the member's lock. */
+static void
+mem_request (struct member *m, struct member_io *io)
+{
+  struct mem_member *mm = m->priv;
+  enum member_op op = io->op;
+
+  check_request (m, io);
+  pthread_mutex_lock (&mm->lock);
+  mm->stats.requests[op]++;
+  if (op != MEMBER_FLUSH)
+    mm->stats.bytes[op] += io->len;
+  if (mm->fail[op] && mm->seen[op] >= mm->fail_at[op]) {
+    mm->stats.failed[op]++;
+    io->err = EIO;
+  }
+  else {
+    switch (op) {
+    case MEMBER_READ:
+      memcpy (io->buf, mm->data + io->offset, io->len);
+      break;
+    case MEMBER_WRITE:
+      memcpy (mm->data + io->offset, io->buf, io->len);
+      break;
+    case MEMBER_FLUSH:
+      break;
+    case MEMBER_PUNCH:
+    case MEMBER_ZERO:
+      memset (mm->data + io->offset, 0, io->len);
+      break;
+    }
+    io->done = op == MEMBER_FLUSH ? 1 : io->len;
+  }
+  mm->seen[op]++;
+  pthread_mutex_unlock (&mm->lock);
+}
+
+/* Run n requests in order; each gets its own result (member.h). */
+static int
+mem_io (struct member_io **ios, size_t n)
+{
+  int r = 0;
+
+  for (size_t i = 0; i < n; i++) {
+    mem_request (ios[i]->member, ios[i]);
+    if (ios[i]->err)
+      r = -1;
+  }
+  return r;
+}
+
+/* Free the member and its bytes. */
+static void
+mem_close (struct member *m)
+{
+  struct mem_member *mm = m->priv;
+
+  pthread_mutex_destroy (&mm->lock);
+  free (mm->data);
+  free (mm);
+  free (m->name);
+  free (m);
+}
+
+/* The backend, for member_io_run and member_close. */
+static const struct member_ops mem_ops = {
+  /* What member_same and messages see. */
+  .kind = "mem",
+  /* A batch: every request runs, in order, synchronously. */
+  .io = mem_io,
+  /* member_close, after the identity (if any) is freed. */
+  .close = mem_close,
+};
+
+struct member *
+mem_member_new (const char *name, uint64_t size, uint32_t align)
+{
+  struct member *m = calloc (1, sizeof *m);
+  struct mem_member *mm = calloc (1, sizeof *mm);
+
+  if (m == NULL || mm == NULL || (m->name = strdup (name)) == NULL ||
+      (mm->data = calloc (1, size ? size : 1)) == NULL) {
+    perror ("member_mem");
+    abort ();
+  }
+  pthread_mutex_init (&mm->lock, NULL);
+  m->ops = &mem_ops;
+  m->size = size;
+  m->align = align;
+  m->can_fua = true;
+  m->state = MEMBER_IN_SYNC;
+  m->priv = mm;
+  return m;
+}
+
+uint8_t *
+mem_member_data (struct member *m)
+{
+  return ((struct mem_member *) m->priv)->data;
+}
+
+void
+mem_member_fail_from (struct member *m, enum member_op op, uint64_t after)
+{
+  struct mem_member *mm = m->priv;
+
+  pthread_mutex_lock (&mm->lock);
+  mm->fail[op] = true;
+  mm->fail_at[op] = mm->seen[op] + after;
+  pthread_mutex_unlock (&mm->lock);
+}
+
+void
+mem_member_heal (struct member *m)
+{
+  struct mem_member *mm = m->priv;
+
+  pthread_mutex_lock (&mm->lock);
+  memset (mm->fail, 0, sizeof mm->fail);
+  pthread_mutex_unlock (&mm->lock);
+}
+
+const struct mem_stats *
+mem_member_stats (struct member *m)
+{
+  return &((struct mem_member *) m->priv)->stats;
+}
+
+void
+mem_member_reset_stats (struct member *m)
+{
+  struct mem_member *mm = m->priv;
+
+  pthread_mutex_lock (&mm->lock);
+  memset (&mm->stats, 0, sizeof mm->stats);
+  pthread_mutex_unlock (&mm->lock);
+}
+
+void
+mem_member_revive (struct member *m)
+{
+  mem_member_heal (m);
+  mem_member_reset_stats (m);
+  __atomic_store_n (&m->recovery_stripe, 0, __ATOMIC_RELEASE);
+  __atomic_store_n (&m->state, MEMBER_IN_SYNC, __ATOMIC_RELEASE);
+}

@@ -1,0 +1,42 @@
+/* An in-memory member backend for unit tests; see member_mem.c. */
+
+#ifndef TESTS_MEMBER_MEM_H
+#define TESTS_MEMBER_MEM_H
+
+#include <stdint.h>
+
+#include "member.h"
+
+#define MEM_OPS 5               /* enum member_op's values */
+
+/* What a member has been asked to do since its last reset. */
+struct mem_stats {
+  uint64_t requests[MEM_OPS];   /* indexed by enum member_op */
+  uint64_t bytes[MEM_OPS];      /* READ, WRITE, PUNCH, ZERO: len */
+  uint64_t failed[MEM_OPS];     /* requests answered with EIO */
+};
+
+/* A member of size bytes, zeroed, with alignment align (a power of two,
+ * at most MEMBER_MAX_ALIGN).  Aborts on failure: it is only for tests.
+ */
+struct member *mem_member_new (const char *name, uint64_t size,
+                               uint32_t align);
+
+/* The member's bytes, to read and corrupt behind the backend's back. */
+uint8_t *mem_member_data (struct member *m);
+
+/* From the next-but-`after` request of op on (after = 0: the next one),
+ * every request of op on m fails with EIO and changes nothing.
+ * mem_member_heal stops all injected failures.
+ */
+void mem_member_fail_from (struct member *m, enum member_op op,
+                           uint64_t after);
+void mem_member_heal (struct member *m);
+
+const struct mem_stats *mem_member_stats (struct member *m);
+void mem_member_reset_stats (struct member *m);
+
+/* Back to MEMBER_IN_SYNC, healed, counters reset (for the next case). */
+void mem_member_revive (struct member *m);
+
+#endif /* TESTS_MEMBER_MEM_H */
