@@ -235,7 +235,7 @@ ref_layout (int level, enum geometry_layout layout, int n, uint64_t s,
 struct rig {
   struct geometry g;
   int n;
-  struct member *m[MAXM];
+  struct member *_Atomic m[MAXM];   /* as struct array's table */
   struct stripe_cache *c;
   uint64_t budget;
   uint8_t *shadow;              /* g.array_size bytes */
