@@ -122,12 +122,12 @@ md_identity_verify (struct member_identity *id, const void *buf, char *why,
                     size_t whylen)
 {
   struct md_identity *mi = (struct md_identity *) id;
-  struct md_super *sb = malloc (sizeof *sb);
+  struct md_super sb_buf, *sb = &sb_buf;  /* ~5K: on the stack, so that a
+                                             shortage of memory is never
+                                             taken for another disk */
   const char *bad = NULL;
   int r;
 
-  if (sb == NULL)
-    return "out of memory";
   r = md_super_parse (buf, sb, &bad);
   if (r == 0)
     bad = "it has no md superblock at 4 KiB";
@@ -150,7 +150,6 @@ md_identity_verify (struct member_identity *id, const void *buf, char *why,
     }
     pthread_mutex_unlock (&mi->lock);
   }
-  free (sb);
   return bad;
 }
 
