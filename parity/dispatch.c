@@ -23,11 +23,6 @@
 #include "parity.h"
 #include "internal.h"
 
-#ifdef PARITY_HAVE_SIMDE_AVX512
-/* Test builds only (libparity_test.la): avx512.c compiled against SIMDe. */
-extern const struct parity_family parity_family_simde_avx512;
-#endif
-
 static const struct parity_family *const families[] = {
 #ifdef PARITY_HAVE_SIMDE_AVX512
   /* Emulated in portable C, so the slowest of all: never chosen by default. */
