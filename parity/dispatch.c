@@ -51,8 +51,8 @@ static const char *runnable_names[MAX_IMPLS + 1];
 
 static const struct parity_impl *current;
 
-static const struct parity_impl *
-load_current (void)
+const struct parity_impl *
+parity_current (void)
 {
   return __atomic_load_n (&current, __ATOMIC_ACQUIRE);
 }
@@ -125,35 +125,35 @@ parity_impls (void)
 const char *
 parity_name (void)
 {
-  return load_current ()->name;
+  return parity_current ()->name;
 }
 
 void
 parity_xor_gen (void *dest, void **srcs, unsigned int src_cnt, size_t bytes)
 {
-  load_current ()->xor_gen (dest, srcs, src_cnt, bytes);
+  parity_current ()->xor_gen (dest, srcs, src_cnt, bytes);
 }
 
 void
 parity_gen_syndrome (int disks, size_t bytes, void **ptrs)
 {
-  load_current ()->gen_syndrome (disks, bytes, ptrs);
+  parity_current ()->gen_syndrome (disks, bytes, ptrs);
 }
 
 void
 parity_xor_syndrome (int disks, int start, int stop, size_t bytes, void **ptrs)
 {
-  load_current ()->xor_syndrome (disks, start, stop, bytes, ptrs);
+  parity_current ()->xor_syndrome (disks, start, stop, bytes, ptrs);
 }
 
 void
 parity_recov_2data (int disks, size_t bytes, int faila, int failb, void **ptrs)
 {
-  load_current ()->recov_2data (disks, bytes, faila, failb, ptrs);
+  parity_current ()->recov_2data (disks, bytes, faila, failb, ptrs);
 }
 
 void
 parity_recov_datap (int disks, size_t bytes, int faila, void **ptrs)
 {
-  load_current ()->recov_datap (disks, bytes, faila, ptrs);
+  parity_current ()->recov_datap (disks, bytes, faila, ptrs);
 }

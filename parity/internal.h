@@ -59,6 +59,9 @@ extern const struct parity_family parity_family_sve;
 /* Test builds only (libparity_test.la): avx512's kernels on SIMDe. */
 extern const struct parity_family parity_family_simde_avx512;
 
+/* The implementation in use (dispatch.c): load it once per operation. */
+const struct parity_impl *parity_current (void);
+
 /* CPU features (cpu.c).  Each bit means the CPU has the instructions *and*
  * the OS saves the registers they use.
  */

@@ -11,7 +11,14 @@
  *     regeneration) for every start..stop range at small disk counts and
  *     random ranges at larger ones;
  *   - recov_2data for every pair of data disks and recov_datap for every
- *     data disk at 4, 5, 6, 8, 11, 16 and 24 disks, sampled at 64 and 256.
+ *     data disk at 4, 5, 6, 8, 11, 16 and 24 disks, sampled at 64 and 256;
+ *   - parity_check at every disk count 4..64 (sampled at 65..256): no block
+ *     wrong, every single block wrong (each data block, P, Q: it must be
+ *     located), and two wrong blocks of every kind (data and data, data and
+ *     P, data and Q, P and Q; on shared and on disjoint bytes) and P and Q
+ *     wrong as if a data block beyond the last were (none may be located);
+ *     the differences left in scratch are checked against the reference;
+ *     parity_check_p (RAID-5) at 2..64 and sampled to 256 likewise.
  * Lengths are multiples of 64, random and chosen edges (64, 128, 192 and odd
  * multiples of 64, which no unroll width above 64 bytes divides).  Every
  * buffer sits at a random 64-byte offset inside an allocation of its own,
@@ -136,6 +143,15 @@ random_length (void)
   return 64 * (1 + rng_below (max_blocks));
 }
 
+/* A length for a recovery or parity check; smaller on average, there are many. */
+static size_t
+recov_length (void)
+{
+  size_t len = random_length ();
+
+  return len > 1024 ? 64 * (1 + len / 64 % 16) : len;
+}
+
 /* The reference: byte at a time, no tables from the library. */
 
 static uint8_t ref_product[256][256]; /* ref_mul_bits (a, b), for speed */
@@ -251,7 +267,8 @@ ref_recov_datap (int disks, size_t bytes, int a, void **ptrs,
 
 /* Buffers between guards. */
 
-enum layout { RAID6, XOR };     /* names blocks in messages */
+/* Names blocks in messages. */
+enum layout { RAID6, RAID5, XOR, SCRATCH };
 
 struct block {
   uint8_t *mem;                 /* the allocation */
@@ -330,6 +347,10 @@ block_name (const struct stripe *s, int i, char *buf, size_t len)
     return "P";
   if (s->layout == RAID6 && i == s->n - 1)
     return "Q";
+  if (s->layout == RAID5 && i == s->n - 1)
+    return "P";
+  if (s->layout == SCRATCH)
+    return "scratch";
   if (s->layout == XOR && i == 0)
     return "dest";
   if (s->layout == XOR)
@@ -576,6 +597,240 @@ check_recov_datap (int disks, int a, size_t bytes)
   stripe_free (s);
 }
 
+/* Checking a stripe (parity_check, parity_check_p).  The stripe starts
+ * consistent (the reference's P and Q), the test damages chosen blocks by
+ * XORing errors into them, and knows from that alone what the verdict must
+ * be; the differences parity_check leaves in scratch are compared with
+ * P ^ P(data) and Q ^ Q(data) from the reference.
+ */
+
+/* A random error for one block, nonzero somewhere, zero on about a quarter
+ * of the bytes (a bad block need not be wrong on every byte).
+ */
+static void
+random_error (uint8_t *e, size_t bytes)
+{
+  rng_fill (e, bytes);
+  for (size_t j = 0; j < bytes; j++)
+    if (rng_below (4) == 0)
+      e[j] = 0;
+  e[rng_below (bytes)] = 1 + rng_below (255);
+}
+
+static void
+xor_into (uint8_t *dst, const uint8_t *e, size_t bytes)
+{
+  for (size_t j = 0; j < bytes; j++)
+    dst[j] ^= e[j];
+}
+
+/* Call parity_check (RAID-6) or parity_check_p (RAID-5) on stripe s with a
+ * poisoned scratch, and check that it returned WANT_BAD as res.bad, said
+ * which parities differ as the reference does, changed no block and left
+ * the right differences in scratch.
+ */
+static void
+expect_check (struct stripe *s, struct stripe *scratch, int want_bad)
+{
+  const bool raid6 = s->layout == RAID6;
+  const size_t bytes = s->bytes;
+  const int np = raid6 ? 2 : 1, pi = s->n - np;
+  uint8_t *p = xmalloc (bytes), *q = xmalloc (bytes);
+  struct parity_check_result res = { true, true, 1234 };
+  bool want_p = false, want_q = false;
+  int r;
+
+  if (raid6)
+    ref_syndrome (s->ptrs, 0, s->n - 3, bytes, p, q);
+  else {
+    memset (p, 0, bytes);
+    for (int i = 0; i < pi; i++)
+      xor_into (p, s->ptrs[i], bytes);
+    memset (q, 0, bytes);
+  }
+  /* The reference differences, stored ^ the data's own parity. */
+  xor_into (p, s->ptrs[pi], bytes);
+  if (raid6)
+    xor_into (q, s->ptrs[pi + 1], bytes);
+  for (size_t j = 0; j < bytes; j++) {
+    want_p |= p[j] != 0;
+    want_q |= q[j] != 0;
+  }
+
+  stripe_poison (scratch, 0);
+  stripe_snapshot (s);
+  stripe_snapshot (scratch);
+  r = raid6 ? parity_check (s->n, bytes, s->ptrs, scratch->ptrs[0], &res)
+    : parity_check_p (s->n, bytes, s->ptrs, scratch->ptrs[0], &res);
+  stripe_expect_untouched (s, -1, -1);
+  stripe_expect_untouched (scratch, 0, -1);
+  if (r != (want_p || want_q) || res.p_differs != want_p
+      || res.q_differs != want_q || res.bad != want_bad)
+    ck_abort_msg ("%s: returned %d, p_differs %d, q_differs %d, bad %d; "
+                  "expected %d, %d, %d, %d", what, r, res.p_differs,
+                  res.q_differs, res.bad, want_p || want_q, want_p, want_q,
+                  want_bad);
+  if (want_p)
+    expect_bytes (scratch->blk[0].data, p, bytes,
+                  "scratch's P ^ P(data)");
+  if (want_q)
+    expect_bytes (scratch->blk[0].data + bytes, q, bytes,
+                  "scratch's Q ^ Q(data)");
+  free (p);
+  free (q);
+}
+
+/* Damage block i alone; the verdict must name it (RAID-6), or no block
+ * (RAID-5, where any block could be the wrong one).
+ */
+static void
+check_one_bad (struct stripe *s, struct stripe *scratch, int i)
+{
+  uint8_t *e = xmalloc (s->bytes);
+  char buf[32];
+
+  describe ("%s disks=%d bytes=%zu, %s wrong", s->layout == RAID6
+            ? "parity_check" : "parity_check_p", s->n, s->bytes,
+            block_name (s, i, buf, sizeof buf));
+  random_error (e, s->bytes);
+  xor_into (s->ptrs[i], e, s->bytes);
+  expect_check (s, scratch, s->layout == RAID6 ? i : -1);
+  xor_into (s->ptrs[i], e, s->bytes);
+  free (e);
+}
+
+/* Damage blocks a != b, each on a byte where the other is right: no single
+ * block can explain both bytes, so nothing may be located.  With disjoint,
+ * no byte is wrong in both, so every byte alone looks like one bad block's
+ * (P's or Q's alone included, which a locate that skips such bytes would
+ * miss).
+ */
+static void
+check_two_bad (struct stripe *s, struct stripe *scratch, int a, int b,
+               bool disjoint)
+{
+  uint8_t *ea = xmalloc (s->bytes), *eb = xmalloc (s->bytes);
+  size_t ja = rng_below (s->bytes), jb = rng_below (s->bytes - 1);
+  char bufa[32], bufb[32];
+
+  describe ("parity_check disks=%d bytes=%zu, %s and %s wrong%s", s->n,
+            s->bytes, block_name (s, a, bufa, sizeof bufa),
+            block_name (s, b, bufb, sizeof bufb),
+            disjoint ? " on different bytes" : "");
+  if (jb >= ja)
+    jb++;
+  random_error (ea, s->bytes);
+  random_error (eb, s->bytes);
+  for (size_t j = 0; disjoint && j < s->bytes; j++) {
+    if (rng_below (2))
+      ea[j] = 0;
+    else
+      eb[j] = 0;
+  }
+  ea[ja] = 1 + rng_below (255);
+  eb[ja] = 0;
+  eb[jb] = 1 + rng_below (255);
+  ea[jb] = 0;
+  xor_into (s->ptrs[a], ea, s->bytes);
+  xor_into (s->ptrs[b], eb, s->bytes);
+  expect_check (s, scratch, -1);
+  xor_into (s->ptrs[a], ea, s->bytes);
+  xor_into (s->ptrs[b], eb, s->bytes);
+  free (ea);
+  free (eb);
+}
+
+/* Damage P by e and Q by g^w e, w = disks - 2: what a bad data block w
+ * would do, but there is no data block w, so nothing may be located.
+ */
+static void
+check_phantom_bad (struct stripe *s, struct stripe *scratch)
+{
+  const int w = s->n - 2;
+  uint8_t *e = xmalloc (s->bytes), *ge = xmalloc (s->bytes);
+
+  describe ("parity_check disks=%d bytes=%zu, P and Q wrong as if data "
+            "block %d were", s->n, s->bytes, w);
+  random_error (e, s->bytes);
+  for (size_t j = 0; j < s->bytes; j++)
+    ge[j] = ref_mul (ref_gpow[w], e[j]);
+  xor_into (s->ptrs[s->n - 2], e, s->bytes);
+  xor_into (s->ptrs[s->n - 1], ge, s->bytes);
+  expect_check (s, scratch, -1);
+  xor_into (s->ptrs[s->n - 2], e, s->bytes);
+  xor_into (s->ptrs[s->n - 1], ge, s->bytes);
+  free (e);
+  free (ge);
+}
+
+/* A pair of different blocks of the n, a < b. */
+static void
+random_pair (int n, int *a, int *b)
+{
+  *a = rng_below (n - 1);
+  *b = *a + 1 + rng_below (n - 1 - *a);
+}
+
+static void
+check_stripe_check (int disks, bool every_block)
+{
+  size_t bytes = recov_length ();
+  struct stripe *s = consistent_stripe (disks, bytes);
+  struct stripe *scratch = stripe_new (SCRATCH, 1, 2 * bytes);
+  int a, b;
+
+  describe ("parity_check disks=%d bytes=%zu, consistent", disks, bytes);
+  expect_check (s, scratch, -1);
+  if (every_block)
+    for (int i = 0; i < disks; i++)
+      check_one_bad (s, scratch, i);
+  else {
+    check_one_bad (s, scratch, 0);
+    check_one_bad (s, scratch, disks - 3);
+    check_one_bad (s, scratch, disks - 2);
+    check_one_bad (s, scratch, disks - 1);
+    for (int k = 0; k < 4; k++)
+      check_one_bad (s, scratch, rng_below (disks - 2));
+  }
+  /* Two bad data blocks; data and P; data and Q; P and Q; any two. */
+  for (int disjoint = 0; disjoint <= 1; disjoint++) {
+    check_two_bad (s, scratch, 0, disks - 3, disjoint);
+    check_two_bad (s, scratch, rng_below (disks - 2), disks - 2, disjoint);
+    check_two_bad (s, scratch, rng_below (disks - 2), disks - 1, disjoint);
+    check_two_bad (s, scratch, disks - 2, disks - 1, disjoint);
+    random_pair (disks, &a, &b);
+    check_two_bad (s, scratch, a, b, disjoint);
+  }
+  check_phantom_bad (s, scratch);
+  stripe_free (scratch);
+  stripe_free (s);
+}
+
+static void
+check_stripe_check_p (int disks, bool every_block)
+{
+  size_t bytes = recov_length ();
+  struct stripe *s = stripe_new (RAID5, disks, bytes);
+  struct stripe *scratch = stripe_new (SCRATCH, 1, bytes);
+
+  memset (s->ptrs[disks - 1], 0, bytes);
+  for (int i = 0; i < disks - 1; i++)
+    xor_into (s->ptrs[disks - 1], s->ptrs[i], bytes);
+  describe ("parity_check_p disks=%d bytes=%zu, consistent", disks, bytes);
+  expect_check (s, scratch, -1);
+  if (every_block)
+    for (int i = 0; i < disks; i++)
+      check_one_bad (s, scratch, i);
+  else {
+    check_one_bad (s, scratch, 0);
+    check_one_bad (s, scratch, disks - 1);
+    for (int k = 0; k < 4; k++)
+      check_one_bad (s, scratch, rng_below (disks - 1));
+  }
+  stripe_free (scratch);
+  stripe_free (s);
+}
+
 /* Per-implementation tests; _i indexes impls[]. */
 
 /* Select the implementation and give the test its own random stream. */
@@ -667,15 +922,6 @@ static const int recov_disks[] = { 4, 5, 6, 8, 11, 16, 24 };
 static const int sampled_disks[] = { 64, 256 };
 #define SAMPLES 24
 
-/* A length for a recovery check; smaller on average, there are many. */
-static size_t
-recov_length (void)
-{
-  size_t len = random_length ();
-
-  return len > 1024 ? 64 * (1 + len / 64 % 16) : len;
-}
-
 START_TEST (test_recov_2data)
 {
   test_begin (_i, __func__);
@@ -719,6 +965,29 @@ START_TEST (test_recov_datap)
     for (int n = 0; n < SAMPLES; n++)
       check_recov_datap (disks, rng_below (disks - 2), recov_length ());
   }
+}
+END_TEST
+
+/* Disk counts beyond 64 where parity_check is sampled. */
+static const int check_big_disks[] = { 65, 100, 128, 200, 255, 256 };
+
+START_TEST (test_check)
+{
+  test_begin (_i, __func__);
+  for (int disks = 4; disks <= 64; disks++)
+    check_stripe_check (disks, true);
+  for (size_t k = 0; k < ARRAY_SIZE (check_big_disks); k++)
+    check_stripe_check (check_big_disks[k], false);
+}
+END_TEST
+
+START_TEST (test_check_p)
+{
+  test_begin (_i, __func__);
+  for (int disks = 2; disks <= 64; disks++)
+    check_stripe_check_p (disks, true);
+  for (size_t k = 0; k < ARRAY_SIZE (check_big_disks); k++)
+    check_stripe_check_p (check_big_disks[k], false);
 }
 END_TEST
 
@@ -921,6 +1190,8 @@ parity_suite (void)
     tcase_add_loop_test (tc, test_xor_syndrome_rmw, i, i + 1);
     tcase_add_loop_test (tc, test_recov_2data, i, i + 1);
     tcase_add_loop_test (tc, test_recov_datap, i, i + 1);
+    tcase_add_loop_test (tc, test_check, i, i + 1);
+    tcase_add_loop_test (tc, test_check_p, i, i + 1);
     suite_add_tcase (s, tc);
   }
   return s;
