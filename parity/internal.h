@@ -56,11 +56,20 @@ extern const struct parity_family parity_family_avx2;
 extern const struct parity_family parity_family_avx512;
 extern const struct parity_family parity_family_neon;
 extern const struct parity_family parity_family_sve;
-/* Test builds only (libparity_test.la): avx512's kernels on SIMDe. */
+/* Test builds only (libparity_test.la): avx512's kernels on SIMDe, and
+ * an implementation that fails its self-test.
+ */
 extern const struct parity_family parity_family_simde_avx512;
+extern const struct parity_family parity_family_test_broken;
 
 /* The implementation in use (dispatch.c): load it once per operation. */
 const struct parity_impl *parity_current (void);
+
+/* Run IMPL and generic on the same fixed input (selftest.c): NULL when
+ * every result matches, else what went wrong, as a phrase
+ * ("its gen_syndrome differs from generic's").
+ */
+const char *parity_selftest (const struct parity_impl *impl);
 
 /* CPU features (cpu.c).  Each bit means the CPU has the instructions *and*
  * the OS saves the registers they use.

@@ -19,11 +19,19 @@
  * Breaking the contract is undefined behaviour; nothing is checked on the
  * fast path.
  *
- * All functions are thread safe.  The implementation in use is chosen once
- * at start-up (the best for this CPU, or the one named by the environment
- * variable PARITY_IMPL) and can be changed with parity_use(); changing it
- * while other threads compute is allowed, each call uses one implementation
- * from start to end.
+ * All functions are thread safe.  The implementation in use is chosen at
+ * first use, the first call of any function below but parity_set_log: the
+ * best for this CPU, or the one named by the environment variable
+ * PARITY_IMPL.  It can be changed with parity_use(); changing it while
+ * other threads compute is allowed, each call uses one implementation from
+ * start to end.
+ *
+ * Every implementation but generic passes a self-test before it is used: a
+ * small fixed input, every operation, compared with generic's results.
+ * One that fails is never used; at first use generic is used instead.
+ * Either is reported once, through the function given to parity_set_log()
+ * or else on stderr.  The test costs tens of microseconds, once per
+ * implementation per process.
  */
 
 #ifndef PARITY_H
@@ -44,9 +52,23 @@ const char *const *parity_impls (void);
 /* Select the implementation called NAME for all later operations.  NAME is
  * a name from parity_impls() or a family name ("avx2") standing for that
  * family's preferred unroll.  Returns 0, or -1 with errno ENOENT (no such
- * implementation was built) or ENOTSUP (built, but this CPU cannot run it).
+ * implementation was built), ENOTSUP (built, but this CPU cannot run it) or
+ * EIO (it failed its self-test: it computes other results than generic on
+ * this machine, which means a miscompiled kernel or a CPU or emulator that
+ * executes its instructions wrongly); the implementation in use is then
+ * unchanged.
  */
 int parity_use (const char *name);
+
+/* Where libparity reports what it did not do as asked: an implementation
+ * that failed its self-test, a PARITY_IMPL it could not use.  LOG is called
+ * with one line, without a newline and without a "libparity: " prefix, from
+ * whichever thread made the call that found the problem.  NULL, the
+ * default, writes "libparity: LINE" to stderr.  Set it before the first
+ * call of any other function here, or a report made at first use goes to
+ * stderr.
+ */
+void parity_set_log (void (*log) (const char *msg));
 
 /* The name of the implementation in use. */
 const char *parity_name (void);

@@ -48,6 +48,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -56,6 +57,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include <check.h>
 
@@ -1150,6 +1152,140 @@ START_TEST (test_use_family)
 }
 END_TEST
 
+/* The self-test (parity/selftest.c).  test_broken, in test builds only,
+ * is generic with a wrong last byte of Q from gen_syndrome; parity_use
+ * finds it by name, but parity_impls() does not list it.
+ */
+
+static char reported[1024];
+static unsigned int nr_reported;
+
+static void
+capture_report (const char *msg)
+{
+  nr_reported++;
+  snprintf (reported, sizeof reported, "%s", msg);
+}
+
+START_TEST (test_selftest_refuses)
+{
+  static const char want[] =
+    "test_broken failed its self-test (its gen_syndrome differs from "
+    "generic's); not using it";
+
+  ck_assert_msg (!have_impl ("test_broken"), "test_broken is listed");
+  ck_assert_int_eq (parity_use ("generic"), 0);
+  parity_set_log (capture_report);
+  for (int k = 0; k < 2; k++) {
+    errno = 0;
+    ck_assert_int_eq (parity_use ("test_broken"), -1);
+    ck_assert_msg (errno == EIO, "parity_use (\"test_broken\"): errno %d, "
+                   "expected EIO", errno);
+    ck_assert_str_eq (parity_name (), "generic");
+  }
+  parity_set_log (NULL);
+  /* Reported through the log function, once. */
+  ck_assert_uint_eq (nr_reported, 1);
+  ck_assert_str_eq (reported, want);
+}
+END_TEST
+
+/* Run this program again as "test_parity MODE" (see main) with
+ * PARITY_IMPL=IMPL; collect its output and error output.  Returns its exit
+ * status, or -1 when it cannot be run (under qemu-user without binfmt).
+ */
+static int
+run_first_use (const char *mode, const char *impl, char *out, char *err,
+               size_t len)
+{
+  char env_impl[64], *argv[] = { (char *) "test_parity", (char *) mode, NULL };
+  char *envp[] = { env_impl, NULL };
+  int pout[2], perr[2], status;
+  posix_spawn_file_actions_t fa;
+  pid_t pid;
+  ssize_t n;
+
+  snprintf (env_impl, sizeof env_impl, "PARITY_IMPL=%s", impl);
+  ck_assert (pipe (pout) == 0 && pipe (perr) == 0);
+  posix_spawn_file_actions_init (&fa);
+  posix_spawn_file_actions_adddup2 (&fa, pout[1], 1);
+  posix_spawn_file_actions_adddup2 (&fa, perr[1], 2);
+  posix_spawn_file_actions_addclose (&fa, pout[0]);
+  posix_spawn_file_actions_addclose (&fa, perr[0]);
+  if (posix_spawn (&pid, "/proc/self/exe", &fa, NULL, argv, envp) != 0)
+    pid = -1;
+  posix_spawn_file_actions_destroy (&fa);
+  close (pout[1]);
+  close (perr[1]);
+  if (pid > 0 && waitpid (pid, &status, 0) != pid)
+    pid = -1;
+  /* Small outputs: the pipes held them while the child ran. */
+  n = read (pout[0], out, len - 1);
+  out[n > 0 ? n : 0] = '\0';
+  n = read (perr[0], err, len - 1);
+  err[n > 0 ? n : 0] = '\0';
+  close (pout[0]);
+  close (perr[0]);
+  /* 127: the exec in the child failed (an aarch64 binary under qemu-user). */
+  if (pid <= 0 || (WIFEXITED (status) && WEXITSTATUS (status) == 127))
+    return -1;
+  return WIFEXITED (status) ? WEXITSTATUS (status) : 128;
+}
+
+/* PARITY_IMPL naming an implementation that fails its self-test: at first
+ * use generic is chosen instead, and that is said on stderr, or through
+ * the log function when one was set before first use.
+ */
+START_TEST (test_selftest_first_use)
+{
+  static const char want[] =
+    "test_broken failed its self-test (its gen_syndrome differs from "
+    "generic's); using generic";
+  char out[1024], err[1024], line[256];
+
+  if (run_first_use ("--first-use", "test_broken", out, err,
+                     sizeof out) == -1) {
+    fprintf (stderr, "test_selftest_first_use: cannot run %s again here; "
+             "skipped\n", "/proc/self/exe");
+    return;
+  }
+  ck_assert_str_eq (out, "generic\n");
+  snprintf (line, sizeof line, "libparity: %s\n", want);
+  ck_assert_str_eq (err, line);
+
+  ck_assert_int_eq (run_first_use ("--first-use-log", "test_broken", out, err,
+                                   sizeof out), 0);
+  snprintf (line, sizeof line, "log: %s\ngeneric\n", want);
+  ck_assert_str_eq (out, line);
+  ck_assert_str_eq (err, "");
+
+  /* A good implementation is used without a word. */
+  ck_assert_int_eq (run_first_use ("--first-use", initial_impl, out, err,
+                                   sizeof out), 0);
+  snprintf (line, sizeof line, "%s\n", initial_impl);
+  ck_assert_str_eq (out, line);
+  ck_assert_str_eq (err, "");
+}
+END_TEST
+
+/* "test_parity --first-use[-log]": print the implementation chosen at
+ * first use (after setting a log function that prints "log: MSG").
+ */
+static void
+print_log (const char *msg)
+{
+  printf ("log: %s\n", msg);
+}
+
+static int
+first_use_main (const char *mode)
+{
+  if (strcmp (mode, "--first-use-log") == 0)
+    parity_set_log (print_log);
+  printf ("%s\n", parity_name ());
+  return 0;
+}
+
 static uint64_t
 choose_seed (void)
 {
@@ -1174,6 +1310,8 @@ parity_suite (void)
   tcase_add_test (tc, test_use_each);
   tcase_add_test (tc, test_use_unknown);
   tcase_add_test (tc, test_use_family);
+  tcase_add_test (tc, test_selftest_refuses);
+  tcase_add_test (tc, test_selftest_first_use);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("reference");
@@ -1198,11 +1336,14 @@ parity_suite (void)
 }
 
 int
-main (void)
+main (int argc, char **argv)
 {
   const char *q = getenv ("PARITY_TEST_QUICK");
   SRunner *sr;
   int failed;
+
+  if (argc == 2)
+    return first_use_main (argv[1]);
 
   seed = choose_seed ();
   quick = q && *q && strcmp (q, "0") != 0;
