@@ -74,7 +74,7 @@
 static uint64_t seed;
 static bool quick;
 static const char *const *impls;
-static const char *initial_impl;        /* chosen at start-up */
+static const char *initial_impl;        /* chosen at first use */
 
 /* What the running check is doing, for failure messages. */
 static char what[256];
@@ -1136,7 +1136,7 @@ START_TEST (test_use_family)
       ck_assert_msg (have_impl (parity_name ())
                      && family_of (parity_name ()) == f,
                      "parity_use (\"%s\") selected %s", f, parity_name ());
-      /* The start-up choice is its family's preferred variant, which is
+      /* The first-use choice is its family's preferred variant, which is
        * what the family name stands for.
        */
       if (!getenv ("PARITY_IMPL") && family_of (initial_impl) == f)
