@@ -252,16 +252,32 @@ first_use (void)
     sched_yield ();
 }
 
-const struct parity_impl *
-parity_current (void)
+/* The slow path of current_impl, out of line. */
+static const struct parity_impl * __attribute__ ((noinline))
+current_after_first_use (void)
+{
+  first_use ();
+  return __atomic_load_n (&current, __ATOMIC_ACQUIRE);
+}
+
+/* Inlined into every operation below: one load, one test, and the call
+ * through the table.  (Not parity_current itself: in position-independent
+ * code an exported function may be interposed, so it is never inlined.)
+ */
+static inline const struct parity_impl *
+current_impl (void)
 {
   const struct parity_impl *impl = __atomic_load_n (&current, __ATOMIC_ACQUIRE);
 
-  if (__builtin_expect (impl == NULL, 0)) {
-    first_use ();
-    impl = __atomic_load_n (&current, __ATOMIC_ACQUIRE);
-  }
+  if (__builtin_expect (impl == NULL, 0))
+    impl = current_after_first_use ();
   return impl;
+}
+
+const struct parity_impl *
+parity_current (void)
+{
+  return current_impl ();
 }
 
 int
@@ -294,35 +310,35 @@ parity_impls (void)
 const char *
 parity_name (void)
 {
-  return parity_current ()->name;
+  return current_impl ()->name;
 }
 
 void
 parity_xor_gen (void *dest, void **srcs, unsigned int src_cnt, size_t bytes)
 {
-  parity_current ()->xor_gen (dest, srcs, src_cnt, bytes);
+  current_impl ()->xor_gen (dest, srcs, src_cnt, bytes);
 }
 
 void
 parity_gen_syndrome (int disks, size_t bytes, void **ptrs)
 {
-  parity_current ()->gen_syndrome (disks, bytes, ptrs);
+  current_impl ()->gen_syndrome (disks, bytes, ptrs);
 }
 
 void
 parity_xor_syndrome (int disks, int start, int stop, size_t bytes, void **ptrs)
 {
-  parity_current ()->xor_syndrome (disks, start, stop, bytes, ptrs);
+  current_impl ()->xor_syndrome (disks, start, stop, bytes, ptrs);
 }
 
 void
 parity_recov_2data (int disks, size_t bytes, int faila, int failb, void **ptrs)
 {
-  parity_current ()->recov_2data (disks, bytes, faila, failb, ptrs);
+  current_impl ()->recov_2data (disks, bytes, faila, failb, ptrs);
 }
 
 void
 parity_recov_datap (int disks, size_t bytes, int faila, void **ptrs)
 {
-  parity_current ()->recov_datap (disks, bytes, faila, ptrs);
+  current_impl ()->recov_datap (disks, bytes, faila, ptrs);
 }
