@@ -346,7 +346,8 @@ static void
 select_contender (const struct contender *c)
 {
   if (c->kind == K_PARITY && parity_use (c->name) == -1)
-    die ("%s: %s", c->name, strerror (errno));
+    die ("%s: %s", c->name, errno == EIO ? "it failed libparity's self-test"
+         : strerror (errno));
 }
 
 /* Fill the buffers of every stripe with bytes from a cheap generator. */
@@ -1249,6 +1250,7 @@ choose_contenders (void)
     if (parity_use (name) == -1)
       die ("--impl %s: %s", name,
            errno == ENOTSUP ? "this CPU cannot run it"
+           : errno == EIO ? "it failed libparity's self-test"
            : "no such implementation; see parity_impls() in --help output");
     /* A family name stands for its preferred variant. */
     add_contender (K_PARITY, parity_name (), false);
