@@ -63,7 +63,8 @@ int parity_use (const char *name);
 /* Where libparity reports what it did not do as asked: an implementation
  * that failed its self-test, a PARITY_IMPL it could not use.  LOG is called
  * with one line, without a newline and without a "libparity: " prefix, from
- * whichever thread made the call that found the problem.  NULL, the
+ * whichever thread made the call that found the problem; it must not call
+ * libparity (a report at first use would wait for itself).  NULL, the
  * default, writes "libparity: LINE" to stderr.  Set it before the first
  * call of any other function here, or a report made at first use goes to
  * stderr.
