@@ -172,7 +172,7 @@ count ()
 }
 
 # static_loop OBJDUMP LIB IMPL VEC_BYTES U: the instructions of the
-# innermost loop of IMPL_gen_syndrome's main part (the first backward
+# innermost loop of gen_syndrome_IMPL's main part (the first backward
 # branch: the main part comes before the one-vector tail), which is one
 # data disk's Horner step on U vectors, per byte; VEC_BYTES 0 (SVE, whose
 # vector length is not known statically) prints per vector instead.
@@ -180,7 +180,7 @@ static_loop ()
 {
   local objdump=$1 lib=$2 impl=$3 vec=$4 u=$5
   $objdump -d --no-show-raw-insn "$lib" |
-    awk -v fn="<${impl}_gen_syndrome>:" -v vec=$vec -v u=$u '
+    awk -v fn="<gen_syndrome_${impl}>:" -v vec=$vec -v u=$u '
       function hex(s,   i, v) {
         v = 0
         for (i = 1; i <= length (s); i++)
@@ -241,7 +241,7 @@ if [ -f "$hostlib" ]; then
     echo
   done
   echo "x86-64 static: gen_syndrome innermost loop (one data disk) per byte"
-  for impl in $(nm "$hostlib" | awk '/ t .*_gen_syndrome$/ { sub (/_gen_syndrome$/, "", $3); print $3 }'); do
+  for impl in $(nm "$hostlib" | awk '/ t gen_syndrome_/ { sub (/^gen_syndrome_/, "", $3); print $3 }'); do
     printf '  %-12s %s\n' $impl "$(static_loop objdump "$hostlib" $impl $(vec_bytes_of $impl) $(unroll_of $impl))"
   done
 else
@@ -284,7 +284,7 @@ if [ -f "$a64lib" ] && command -v aarch64-linux-gnu-gcc >/dev/null &&
   done
   echo "  (! = svex4 needs more instructions per byte than neonx4)"
   echo "aarch64 static: gen_syndrome innermost loop (one data disk) per byte"
-  for impl in $(aarch64-linux-gnu-nm "$a64lib" | awk '/ t .*_gen_syndrome$/ { sub (/_gen_syndrome$/, "", $3); print $3 }'); do
+  for impl in $(aarch64-linux-gnu-nm "$a64lib" | awk '/ t gen_syndrome_/ { sub (/^gen_syndrome_/, "", $3); print $3 }'); do
     case $impl in
       sve*) printf '  %-12s %s\n' $impl \
               "$(static_loop aarch64-linux-gnu-objdump "$a64lib" $impl 0 $(unroll_of $impl))" ;;

@@ -1,7 +1,7 @@
 /* raidbench: time libparity's kernels against each other and ISA-L.
  *
- * What it measures.  Three operations, the three that md's RAID-5/6 write
- * path spends its CPU time in:
+ * What it measures.  The three operations that md's RAID-5/6 write path
+ * spends its CPU time in, and the scrub's check:
  *
  *   xor_gen n        dest ^= src_0 ^ ... ^ src_{n-1}   (RAID-5 parity)
  *   gen_syndrome d   P and Q of d-2 data disks         (full-stripe write)
@@ -13,6 +13,11 @@
  *                    and 24 disks by default: a kernel whose xor_syndrome
  *                    cost grows with k (Horner's rule doubles Q once per
  *                    disk below k) shows it there.
+ *   check d          parity_check (d, size, ...) of a consistent stripe,
+ *                    the scrub's common case: the data's P and Q into
+ *                    scratch and a compare with the stored ones.  Timed
+ *                    at 8 and 24 disks by default; set beside
+ *                    gen_syndrome d, it shows what the compare costs.
  *
  * Each is timed for every implementation libparity can run here (or those
  * named by --impl), for ISA-L's xor_gen and pq_gen when it was found at
@@ -72,6 +77,7 @@
  *   gen_syndrome d:  (d - 2) x size; P and Q are outputs, not counted.
  *                    ISA-L: pq_gen (d, size, ...) on the same pointers.
  *   rmw d:           size, the bytes of the write; ns/call is ns per write.
+ *   check d:         d x size: data, P and Q are all read.
  * Ratio columns are speed-ups from median times (above 1 = faster than
  * the reference): "x isa-l" against ISA-L's own dispatch (AVX-512 where
  * the CPU has it), "x i-avx2" against ISA-L's AVX2 kernels, "x generic"
@@ -119,8 +125,10 @@
 #define MAX_LIST 64
 #define MAX_CONTENDERS 24
 
-enum op { OP_XOR, OP_GEN, OP_RMW, NR_OPS };
-static const char *const op_names[NR_OPS] = { "xor_gen", "gen_syndrome", "rmw" };
+enum op { OP_XOR, OP_GEN, OP_RMW, OP_CHECK, NR_OPS };
+static const char *const op_names[NR_OPS] = {
+  "xor_gen", "gen_syndrome", "rmw", "check",
+};
 
 enum mode { MODE_CACHE, MODE_DRAM };
 static const char *const mode_names[] = { "cache", "dram" };
@@ -157,7 +165,7 @@ static struct {
   const char *impls[MAX_CONTENDERS];
   unsigned int nr_impls;
   bool ops[NR_OPS];
-  struct list sources, disks, rmw_disks, sizes;
+  struct list sources, disks, rmw_disks, check_disks, sizes;
   bool mode[2];
   bool layout_set;              /* --layout or --displace given */
   bool layout[2];
@@ -185,6 +193,7 @@ struct group {
   uint8_t *base;
   size_t nstripes, step, cursor;
   unsigned int rmw_disk;        /* next data disk for rmw */
+  uint8_t *scratch;             /* check: 2 x size, the same for every call */
   struct contender *c[MAX_CONTENDERS];
   unsigned int nc;
 };
@@ -192,6 +201,7 @@ struct group {
 static struct contender contenders[MAX_CONTENDERS];
 static unsigned int nr_contenders;
 static const char *dispatched;
+static double first_use_us;     /* libparity's first call: choice + self-test */
 static uint8_t *dram_pool;
 static bool have_avx, have_avx2;
 
@@ -224,6 +234,7 @@ data_bytes (const struct group *g)
   switch (g->op) {
   case OP_XOR: return (double) (g->n + 1) * g->size;
   case OP_GEN: return (double) (g->n - 2) * g->size;
+  case OP_CHECK: return (double) g->n * g->size;
   default: return g->size;
   }
 }
@@ -302,6 +313,13 @@ run_calls (struct group *g, const struct contender *c, uint64_t iters)
         pq_gen_avx2 (n, size, ptrs);
 #endif
       break;
+    case OP_CHECK: {
+      struct parity_check_result res;
+
+      if (parity_check (n, size, ptrs, g->scratch, &res) != 0)
+        die ("check %d: stripe %zu is not consistent", n, g->cursor);
+      break;
+    }
     case OP_RMW: {
       void (*xs) (int, int, int, size_t, void **) = parity_xor_syndrome;
       int k = g->rmw_disk;
@@ -328,7 +346,8 @@ static void
 select_contender (const struct contender *c)
 {
   if (c->kind == K_PARITY && parity_use (c->name) == -1)
-    die ("%s: %s", c->name, strerror (errno));
+    die ("%s: %s", c->name, errno == EIO ? "it failed libparity's self-test"
+         : strerror (errno));
 }
 
 /* Fill the buffers of every stripe with bytes from a cheap generator. */
@@ -392,6 +411,21 @@ verify_group (struct group *g)
         out0 = ptrs[g->n - 2];
         out1 = ptrs[g->n - 1];
         break;
+      case OP_CHECK: {
+        struct parity_check_result res;
+
+        /* The stripe is consistent (run_group): make data block 1 wrong,
+         * which must be located, with the same differences as generic's.
+         */
+        ((uint8_t *) ptrs[1])[g->size / 2] ^= 0x5a;
+        if (parity_check (g->n, g->size, ptrs, g->scratch, &res) != 1
+            || res.bad != 1)
+          die ("check %d, %zu bytes: %s does not locate a bad data block",
+               g->n, g->size, c->name);
+        out0 = g->scratch;
+        out1 = g->scratch + g->size;
+        break;
+      }
       default:
 #ifdef RAIDBENCH_NT
         if (c->kind == K_NT)
@@ -752,6 +786,8 @@ print_preamble (void)
             "%ld online CPUs\n", cpu, family, model, have_avx2 ? "yes" : "no",
             avx512 ? "yes" : "no", sysconf (_SC_NPROCESSORS_ONLN));
     printf ("dispatcher: %s   (runnable: %s)\n", dispatched, impls);
+    printf ("first use:  %.0f us (CPU features, choice, %s's self-test)\n",
+            first_use_us, dispatched);
     printf ("isa-l:      %s\n", isal);
     printf ("timing:     %u reps of >= %.0f ms of %s per row after warm-up,"
             " rows of a group\n"
@@ -762,8 +798,9 @@ print_preamble (void)
             "= (n+1) x size (n sources\n"
             "            + the dest, which is read; ISA-L gets the same n+1 "
             "inputs), gen_syndrome d =\n"
-            "            (d-2) x size, rmw = size; P, Q and outputs not "
-            "counted; best = from min\n");
+            "            (d-2) x size, rmw = size, check d = d x size; P, Q "
+            "and outputs not\n"
+            "            counted; best = from min\n");
     printf ("ratios:     x isa-l, x i-avx2, x generic = speed-up over isa-l, "
             "isa-l-avx2, generic (>1 faster);\n"
             "            t/NT = time over avx2x4 with non-temporal stores (<1 "
@@ -776,7 +813,8 @@ print_preamble (void)
   case FMT_CSV:
     printf ("# cpu: %s (family %d, model %d)\n# dispatcher: %s\n# isa-l: %s\n"
             "# GB/s = 1e9 bytes/s of data read as input; xor_gen n = (n+1) x "
-            "size, gen_syndrome d = (d-2) x size, rmw = size\n"
+            "size, gen_syndrome d = (d-2) x size, rmw = size, check d = d x "
+            "size\n"
             "# reps: %u of >= %.0f ms of %s; dram pool %zu MiB\n", cpu,
             family, model, dispatched, isal, opt.reps, opt.rep_ns / 1e6,
             opt.wall ? "wall-clock time" : "thread CPU time",
@@ -789,12 +827,14 @@ print_preamble (void)
             "  \"avx512bw\": %s,\n  \"dispatcher\": ", family, model,
             avx512 ? "true" : "false");
     json_string (dispatched);
+    printf (",\n  \"first_use_us\": %.1f", first_use_us);
     printf (",\n  \"isal\": ");
     json_string (isal);
     printf (",\n  \"clock\": \"%s\"", opt.wall ? "wall" : "thread_cpu");
     printf (",\n  \"reps\": %u,\n  \"rep_ms\": %.1f,\n  \"dram_bytes\": %zu,\n"
             "  \"gbps_counts\": \"1e9 bytes/s of data read as input: xor_gen n"
-            " = (n+1) x size, gen_syndrome d = (d-2) x size, rmw = size\",\n"
+            " = (n+1) x size, gen_syndrome d = (d-2) x size, rmw = size,"
+            " check d = d x size\",\n"
             "  \"results\": [", opt.reps, opt.rep_ns / 1e6, opt.dram_size);
     break;
   }
@@ -809,7 +849,7 @@ run_group (enum op op, int n, size_t size, enum mode mode, enum layout layout)
   };
   uint8_t *cache_buf = NULL;
 
-  g.nbuf = op == OP_XOR ? n + 2 : op == OP_GEN ? n : n + 1;
+  g.nbuf = op == OP_XOR ? n + 2 : op == OP_GEN || op == OP_CHECK ? n : n + 1;
   g.stride = (size + PAGE - 1) / PAGE * PAGE + PAGE;
   g.stripe_bytes = g.nbuf * g.stride;
   if (mode == MODE_CACHE) {
@@ -839,10 +879,24 @@ run_group (enum op op, int n, size_t size, enum mode mode, enum layout layout)
     }
   }
 
+  if (op == OP_CHECK) {
+    /* What a scrub of a healthy array sees: every stripe consistent. */
+    void *ptrs[MAX_DISKS];
+
+    g.scratch = aligned_alloc (LINE, 2 * size);
+    if (!g.scratch)
+      die ("out of memory");
+    for (size_t s = 0; s < g.nstripes; s++) {
+      stripe_ptrs (&g, s, ptrs);
+      parity_gen_syndrome (n, size, ptrs);
+    }
+  }
+
   for (unsigned int i = 0; i < nr_contenders; i++) {
     struct contender *c = &contenders[i];
 
-    if ((c->kind == K_ISAL || c->kind == K_ISAL_AVX2) && op == OP_RMW)
+    if ((c->kind == K_ISAL || c->kind == K_ISAL_AVX2)
+        && (op == OP_RMW || op == OP_CHECK))
       continue;
     if (c->kind == K_NT && op != OP_RMW)
       continue;
@@ -852,6 +906,7 @@ run_group (enum op op, int n, size_t size, enum mode mode, enum layout layout)
   verify_group (&g);
   time_group (&g);
   print_group (&g);
+  free (g.scratch);
   free (cache_buf);
 }
 
@@ -862,17 +917,19 @@ usage (FILE *fp)
 {
   fprintf (fp,
 "Usage: raidbench [OPTION]...\n"
-"Time libparity's xor_gen, gen_syndrome and md's read-modify-write for each\n"
-"implementation this CPU runs, against ISA-L when it was built in.\n"
+"Time libparity's xor_gen, gen_syndrome, md's read-modify-write and the\n"
+"scrub's parity_check for each implementation this CPU runs, against ISA-L\n"
+"when it was built in.\n"
 "\n"
 "  --impl LIST        implementations or families to time, or 'preferred'\n"
 "                     for each family's preferred one (default: all of\n"
 "                     parity_impls()); generic is always timed as reference\n"
-"  --ops LIST         xor,gen,rmw (default: all three)\n"
+"  --ops LIST         xor,gen,rmw,check (default: all four)\n"
 "  --sources LIST     xor_gen source counts, 1..128 (default 1,2,3,4,8,16)\n"
 "  --disks LIST       gen_syndrome disk counts incl. P and Q, 4..96\n"
 "                     (default 4,6,8,12,16,24)\n"
 "  --rmw-disks LIST   rmw disk counts, 4..96 (default 8,24)\n"
+"  --check-disks LIST check disk counts, 4..96 (default 8,24)\n"
 "  --size LIST        bytes per disk, multiple of 64, K/M suffix (default 4K)\n"
 "  --mode MODE        cache, dram or both (default both)\n"
 "  --layout LAYOUT    aligned, displaced or both (default: aligned, and\n"
@@ -888,7 +945,8 @@ usage (FILE *fp)
 "  --help             this text\n"
 "\n"
 "GB/s = 1e9 bytes per second of data read as input: xor_gen n counts\n"
-"(n+1) x size, gen_syndrome d counts (d-2) x size, rmw counts the write.\n"
+"(n+1) x size, gen_syndrome d counts (d-2) x size, rmw counts the write,\n"
+"check d counts d x size.\n"
 "See raidbench(1).\n");
 }
 
@@ -989,7 +1047,8 @@ add_contender (enum kind kind, const char *name, bool is_generic)
 static void
 parse_args (int argc, char **argv)
 {
-  enum { O_IMPL = 256, O_OPS, O_SOURCES, O_DISKS, O_RMW_DISKS, O_SIZE,
+  enum { O_IMPL = 256, O_OPS, O_SOURCES, O_DISKS, O_RMW_DISKS,
+         O_CHECK_DISKS, O_SIZE,
          O_MODE, O_LAYOUT, O_DISPLACE, O_REPS, O_TIME, O_DRAM, O_NO_ISAL,
          O_CPU, O_CSV, O_JSON, O_HELP, O_WALL };
   static const struct option longopts[] = {
@@ -998,6 +1057,7 @@ parse_args (int argc, char **argv)
     { "sources", required_argument, NULL, O_SOURCES },
     { "disks", required_argument, NULL, O_DISKS },
     { "rmw-disks", required_argument, NULL, O_RMW_DISKS },
+    { "check-disks", required_argument, NULL, O_CHECK_DISKS },
     { "size", required_argument, NULL, O_SIZE },
     { "mode", required_argument, NULL, O_MODE },
     { "layout", required_argument, NULL, O_LAYOUT },
@@ -1017,10 +1077,11 @@ parse_args (int argc, char **argv)
   struct list l;
   int c;
 
-  opt.ops[OP_XOR] = opt.ops[OP_GEN] = opt.ops[OP_RMW] = true;
+  opt.ops[OP_XOR] = opt.ops[OP_GEN] = opt.ops[OP_RMW] = opt.ops[OP_CHECK] = true;
   parse_list ("--sources", "1,2,3,4,8,16", &opt.sources, 1, MAX_SOURCES, false);
   parse_list ("--disks", "4,6,8,12,16,24", &opt.disks, 4, MAX_DISKS, false);
   parse_list ("--rmw-disks", "8,24", &opt.rmw_disks, 4, MAX_DISKS, false);
+  parse_list ("--check-disks", "8,24", &opt.check_disks, 4, MAX_DISKS, false);
   parse_list ("--size", "4096", &opt.sizes, 64, 1L << 30, true);
   opt.mode[MODE_CACHE] = opt.mode[MODE_DRAM] = true;
   opt.layout[LAYOUT_ALIGNED] = true;
@@ -1048,7 +1109,8 @@ parse_args (int argc, char **argv)
       }
       break;
     case O_OPS:
-      opt.ops[OP_XOR] = opt.ops[OP_GEN] = opt.ops[OP_RMW] = false;
+      for (int op = 0; op < NR_OPS; op++)
+        opt.ops[op] = false;
       {
         char *copy = strdup (optarg), *save = NULL;
 
@@ -1062,12 +1124,15 @@ parse_args (int argc, char **argv)
             opt.ops[OP_GEN] = true;
           else if (strcmp (t, "rmw") == 0)
             opt.ops[OP_RMW] = true;
+          else if (strcmp (t, "check") == 0)
+            opt.ops[OP_CHECK] = true;
           else
-            die ("--ops: '%s': expected xor, gen or rmw", t);
+            die ("--ops: '%s': expected xor, gen, rmw or check", t);
         }
         free (copy);
       }
-      if (!opt.ops[OP_XOR] && !opt.ops[OP_GEN] && !opt.ops[OP_RMW])
+      if (!opt.ops[OP_XOR] && !opt.ops[OP_GEN] && !opt.ops[OP_RMW]
+          && !opt.ops[OP_CHECK])
         die ("--ops: empty list");
       break;
     case O_SOURCES:
@@ -1078,6 +1143,10 @@ parse_args (int argc, char **argv)
       break;
     case O_RMW_DISKS:
       parse_list ("--rmw-disks", optarg, &opt.rmw_disks, 4, MAX_DISKS, false);
+      break;
+    case O_CHECK_DISKS:
+      parse_list ("--check-disks", optarg, &opt.check_disks, 4, MAX_DISKS,
+                  false);
       break;
     case O_SIZE:
       parse_list ("--size", optarg, &opt.sizes, 64, 1L << 30, true);
@@ -1181,6 +1250,7 @@ choose_contenders (void)
     if (parity_use (name) == -1)
       die ("--impl %s: %s", name,
            errno == ENOTSUP ? "this CPU cannot run it"
+           : errno == EIO ? "it failed libparity's self-test"
            : "no such implementation; see parity_impls() in --help output");
     /* A family name stands for its preferred variant. */
     add_contender (K_PARITY, parity_name (), false);
@@ -1206,10 +1276,24 @@ choose_contenders (void)
 #endif
 }
 
+/* The wall-clock cost of libparity's first use: the CPU's features, the
+ * choice, and the chosen implementation's self-test against generic.
+ */
+static void
+time_first_use (void)
+{
+  struct timespec a, b;
+
+  clock_gettime (CLOCK_MONOTONIC, &a);
+  dispatched = parity_name ();
+  clock_gettime (CLOCK_MONOTONIC, &b);
+  first_use_us = (b.tv_sec - a.tv_sec) * 1e6 + (b.tv_nsec - a.tv_nsec) / 1e3;
+}
+
 int
 main (int argc, char **argv)
 {
-  dispatched = parity_name ();
+  time_first_use ();
   parse_args (argc, argv);
 
   if (opt.cpu >= 0) {
@@ -1239,7 +1323,8 @@ main (int argc, char **argv)
         continue;
       for (int op = 0; op < NR_OPS; op++) {
         const struct list *l = op == OP_XOR ? &opt.sources
-          : op == OP_GEN ? &opt.disks : &opt.rmw_disks;
+          : op == OP_GEN ? &opt.disks : op == OP_RMW ? &opt.rmw_disks
+          : &opt.check_disks;
 
         if (!opt.ops[op])
           continue;

@@ -29,13 +29,19 @@
 PARITY_KERNELS (avx2x4_nt, 4)
 
 /* Only xor_syndrome is used; the entry keeps the other four referenced. */
-static const struct parity_impl avx2x4_nt __attribute__ ((unused)) =
-  PARITY_IMPL_ENTRY (avx2x4_nt);
+static const struct parity_impl avx2x4_nt __attribute__ ((unused)) = {
+  .name = "avx2x4_nt",
+  .xor_gen = xor_gen_avx2x4_nt,
+  .gen_syndrome = gen_syndrome_avx2x4_nt,
+  .xor_syndrome = xor_syndrome_avx2x4_nt,
+  .recov_2data = recov_2data_avx2x4_nt,
+  .recov_datap = recov_datap_avx2x4_nt,
+};
 
 void
 raidbench_xor_syndrome_nt (int disks, int start, int stop, size_t bytes,
                            void **ptrs)
 {
-  avx2x4_nt_xor_syndrome (disks, start, stop, bytes, ptrs);
+  xor_syndrome_avx2x4_nt (disks, start, stop, bytes, ptrs);
   _mm_sfence ();
 }

@@ -1,19 +1,15 @@
-/* AVX2 implementation: 32-byte vectors.
- *
- * Doubling is SSE2's trick on wider registers (vpcmpgtb, vpaddb, vpand,
- * vpxor).  Multiplication by a constant c uses the nibble-table method:
- * c*x = c*(x & 0x0f) ^ c*(x & 0xf0), and each half has only 16 values, so
- * two vpshufb lookups into 16-byte tables (copied into both 128-bit lanes)
- * replace eight doublings.
+/* AVX2 implementation: 32-byte vectors.  The vector operations and their
+ * reasons (doubling with vpblendvb, multiplication by a constant with two
+ * vpshufb nibble lookups) are in vec_avx2.h; this file instantiates
+ * kernels.h with them at unrolls 1, 2 and 4 and prefers 4.
  *
  * xor_syndrome stores P and Q with ordinary stores: md reads them again
  * right away for the second half of a read-modify-write, and non-temporal
- * stores would push them out to DRAM in between (raidbench shows the cost).
+ * stores would push them out to DRAM in between (raidbench's avx2x4_nt row
+ * shows the cost).
  */
 
 #include <config.h>
-
-#include <immintrin.h>
 
 #include "internal.h"
 #include "vec_avx2.h"
@@ -30,11 +26,36 @@ avx2_cpu_ok (void)
 }
 
 static const struct parity_impl avx2_impls[] = {
-  PARITY_IMPL_ENTRY (avx2x1),
-  PARITY_IMPL_ENTRY (avx2x2),
-  PARITY_IMPL_ENTRY (avx2x4),
+  {
+    .name = "avx2x1",
+    .xor_gen = xor_gen_avx2x1,
+    .gen_syndrome = gen_syndrome_avx2x1,
+    .xor_syndrome = xor_syndrome_avx2x1,
+    .recov_2data = recov_2data_avx2x1,
+    .recov_datap = recov_datap_avx2x1,
+  },
+  {
+    .name = "avx2x2",
+    .xor_gen = xor_gen_avx2x2,
+    .gen_syndrome = gen_syndrome_avx2x2,
+    .xor_syndrome = xor_syndrome_avx2x2,
+    .recov_2data = recov_2data_avx2x2,
+    .recov_datap = recov_datap_avx2x2,
+  },
+  {
+    .name = "avx2x4",
+    .xor_gen = xor_gen_avx2x4,
+    .gen_syndrome = gen_syndrome_avx2x4,
+    .xor_syndrome = xor_syndrome_avx2x4,
+    .recov_2data = recov_2data_avx2x4,
+    .recov_datap = recov_datap_avx2x4,
+  },
 };
 
 const struct parity_family parity_family_avx2 = {
-  "avx2", avx2_cpu_ok, avx2_impls, 3, 2,
+  .name = "avx2",
+  .cpu_ok = avx2_cpu_ok,
+  .impls = avx2_impls,
+  .count = ARRAY_SIZE (avx2_impls),
+  .preferred = 2,               /* avx2x4 */
 };

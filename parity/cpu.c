@@ -121,7 +121,8 @@ parity_cpu_features (void)
   static bool done;
 
   /* Idempotent and race-free in effect: every thread computes the same
-   * value, and the first call happens in dispatch.c's constructor.
+   * value, and the first call is made by dispatch.c's first use, which
+   * runs once before any other caller gets past it.
    */
   if (!__atomic_load_n (&done, __ATOMIC_ACQUIRE)) {
     __atomic_store_n (&features, detect (), __ATOMIC_RELAXED);

@@ -12,11 +12,9 @@
  *   Q = g^0 D_0 ^ g^1 D_1 ^ ... ^ g^{n-1} D_{n-1}
  *
  * byte by byte.  Multiplying by g is a shift left by one bit and, when the
- * bit shifted out was 1, an XOR with 0x1d (the polynomial less x^8).  That
- * is cheap on whole words: with hi = x & 0x80..80, the mask
- * (hi << 1) - (hi >> 7) is 0xff in every byte whose top bit was set, so
- *   2x = ((x << 1) & 0xfe..fe) ^ (mask & 0x1d..1d).
- * Horner's rule, Q = ((D_{n-1} g ^ D_{n-2}) g ^ ...) g ^ D_0, then costs one
+ * bit shifted out was 1, an XOR with 0x1d (the polynomial less x^8);
+ * vec_generic.h does it on eight bytes of a 64-bit word at once.  Horner's
+ * rule, Q = ((D_{n-1} g ^ D_{n-2}) g ^ ...) g ^ D_0, then costs one
  * doubling and one XOR per disk (see kernels.h).
  *
  * Recovery.  Losing D_a and D_b (a < b), compute P' and Q' from the
@@ -29,56 +27,17 @@
  *
  * RAID-5 parity is P alone: xor_gen.
  *
- * Multiplication by an arbitrary constant (recovery only) looks each byte up
- * in a 256-entry row of the product table built for that constant.
+ * Checking a stripe and locating a single bad block from P and Q is in
+ * check.c, which says how.
+ *
+ * This file is the family: its vector operations are vec_generic.h's, its
+ * loops kernels.h's, instantiated once with an unroll of two words.
  */
 
 #include <config.h>
 
-#include <stdint.h>
-
 #include "internal.h"
-
-typedef uint64_t vec_t;
-#define VEC_BYTES 8
-
-#define BYTES_01 UINT64_C (0x0101010101010101)
-
-static inline vec_t v_load (const void *p) { return *(const uint64_t *) p; }
-static inline void v_store (void *p, vec_t x) { *(uint64_t *) p = x; }
-static inline vec_t v_xor (vec_t a, vec_t b) { return a ^ b; }
-static inline vec_t v_zero (void) { return 0; }
-
-static inline vec_t
-v_mul2 (vec_t x)
-{
-  vec_t hi = x & (BYTES_01 * 0x80);
-  vec_t mask = (hi << 1) - (hi >> 7);
-
-  return ((x << 1) & (BYTES_01 * 0xfe)) ^ (mask & (BYTES_01 * 0x1d));
-}
-
-struct v_mulc {
-  uint8_t row[256];
-};
-
-static inline void
-v_mulc_init (struct v_mulc *m, uint8_t c)
-{
-  for (unsigned int i = 0; i < 256; i++)
-    m->row[i] = parity_gf_mul (c, i);
-}
-
-static inline vec_t
-v_mulc (vec_t x, const struct v_mulc *m)
-{
-  vec_t r = 0;
-
-  for (unsigned int i = 0; i < 64; i += 8)
-    r |= (vec_t) m->row[(x >> i) & 0xff] << i;
-  return r;
-}
-
+#include "vec_generic.h"
 #include "kernels.h"
 
 PARITY_KERNELS (generic, 2)
@@ -86,9 +45,20 @@ PARITY_KERNELS (generic, 2)
 static bool generic_cpu_ok (void) { return true; }
 
 static const struct parity_impl generic_impls[] = {
-  PARITY_IMPL_ENTRY (generic),
+  {
+    .name = "generic",
+    .xor_gen = xor_gen_generic,
+    .gen_syndrome = gen_syndrome_generic,
+    .xor_syndrome = xor_syndrome_generic,
+    .recov_2data = recov_2data_generic,
+    .recov_datap = recov_datap_generic,
+  },
 };
 
 const struct parity_family parity_family_generic = {
-  "generic", generic_cpu_ok, generic_impls, 1, 0,
+  .name = "generic",
+  .cpu_ok = generic_cpu_ok,
+  .impls = generic_impls,
+  .count = ARRAY_SIZE (generic_impls),
+  .preferred = 0,
 };

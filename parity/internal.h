@@ -4,11 +4,21 @@
  *
  * An implementation is a full set of the five operations.  Implementations
  * come in families, one family per instruction set, one source file per
- * family (generic.c, sse2.c, avx2.c, ...).  A family lists its unroll
- * variants and says which one it prefers; dispatch.c holds the one table of
- * families, slowest first, and picks the preferred variant of the fastest
- * family whose cpu_ok() says the CPU (and the OS, for wide registers) can run
- * it.  Adding an instruction set is one file plus one line in that table.
+ * family (generic.c, sse2.c, avx2.c, ...) and one header with the family's
+ * vector operations (vec_generic.h, vec_sse2.h, ...), which kernels.h turns
+ * into the five operations at each unroll.  Names go op-then-isa:
+ * implementation avx2x4's gen_syndrome is the static function
+ * gen_syndrome_avx2x4, and the family file's table lists every such
+ * symbol by its full name, one line per operation, so that searching for
+ * a name seen in perf, objdump or raidbench finds its table line.
+ *
+ * A family lists its unroll variants and says which one it prefers;
+ * dispatch.c holds the one table of families, slowest first, and picks the
+ * preferred variant of the fastest family whose cpu_ok() says the CPU (and
+ * the OS, for wide registers) can run it, once it has passed its self-test
+ * (selftest.c).  Adding an instruction set is a vec_*.h, a small .c with
+ * its table, one line in dispatch.c's table, its extern below and its
+ * convenience library in Makefile.am.
  */
 
 #ifndef PARITY_INTERNAL_H
@@ -17,6 +27,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#define ARRAY_SIZE(a) (sizeof (a) / sizeof ((a)[0]))
 
 struct parity_impl {
   const char *name;
@@ -30,10 +42,10 @@ struct parity_impl {
 };
 
 struct parity_family {
-  const char *name;
+  const char *name;             /* also what parity_use() takes for it */
   bool (*cpu_ok) (void);
   const struct parity_impl *impls;
-  unsigned int count;
+  unsigned int count;           /* ARRAY_SIZE (impls) */
   unsigned int preferred;       /* index into impls */
 };
 
@@ -44,6 +56,20 @@ extern const struct parity_family parity_family_avx2;
 extern const struct parity_family parity_family_avx512;
 extern const struct parity_family parity_family_neon;
 extern const struct parity_family parity_family_sve;
+/* Test builds only (libparity_test.la): avx512's kernels on SIMDe, and
+ * an implementation that fails its self-test.
+ */
+extern const struct parity_family parity_family_simde_avx512;
+extern const struct parity_family parity_family_test_broken;
+
+/* The implementation in use (dispatch.c): load it once per operation. */
+const struct parity_impl *parity_current (void);
+
+/* Run IMPL and generic on the same fixed input (selftest.c): NULL when
+ * every result matches, else what went wrong, as a phrase
+ * ("its gen_syndrome differs from generic's").
+ */
+const char *parity_selftest (const struct parity_impl *impl);
 
 /* CPU features (cpu.c).  Each bit means the CPU has the instructions *and*
  * the OS saves the registers they use.

@@ -4,7 +4,10 @@
  * one body instantiated with its own vector type and an unroll factor U, so
  * the algorithms exist in one place and an instruction set only has to say
  * how to load, store, XOR and multiply by 2 (and by a constant) in GF(2^8).
- * Before including this file, a source file defines:
+ *
+ * The vector operations of a family live in one header, vec_<family>.h,
+ * and nowhere else.  Before including this file, a source file includes
+ * that header, which defines:
  *
  *   vec_t                        the vector type, VEC_BYTES bytes wide
  *   vec_t v_load (const void *p) aligned load
@@ -22,9 +25,20 @@
  * MULC_SKIP_MIN (from how many skipped disks one v_mulc by g^start is
  * cheaper than start doublings in xor_syndrome; default: never).
  *
- * Then PARITY_KERNELS (prefix, U) defines prefix_xor_gen, ..._gen_syndrome,
- * ..._xor_syndrome, ..._recov_2data and ..._recov_datap, and
- * PARITY_IMPL_ENTRY (prefix) makes the struct parity_impl that lists them.
+ * The first five are the register file, the last four the field: a family
+ * that keeps a width's registers and brings its own GF(2^8) arithmetic
+ * (GFNI's vgf2p8affineqb multiplies by any constant, 2 included, with one
+ * 8x8 bit matrix) defines PARITY_VEC_OWN_GF, includes that width's header
+ * for the first five, and defines v_mul2, struct v_mulc, v_mulc_init,
+ * v_mulc and MULC_SKIP_MIN itself; nothing here changes.
+ *
+ * Then PARITY_KERNELS (isa, U) defines the five operations as static
+ * functions named op-then-isa: xor_gen_<isa>, gen_syndrome_<isa>,
+ * xor_syndrome_<isa>, recov_2data_<isa> and recov_datap_<isa>, where <isa>
+ * is the implementation's name (avx2x4: family avx2, unroll 4).  The family
+ * file lists them by those full names in its table of struct parity_impl,
+ * one line per operation, so that a symbol seen in perf or objdump is found
+ * by searching for it.
  *
  * Shape of every loop: the outer loop walks the buffers U vectors at a time
  * and keeps U vectors of each running sum in registers; the inner loop walks
@@ -33,6 +47,10 @@
  * time by the same body with U = 1.  Q is evaluated by Horner's rule from
  * the highest data disk down, so each disk costs one v_mul2 and one XOR:
  *   Q = ((D_{n-1} g ^ D_{n-2}) g ^ ...) g ^ D_0.
+ *
+ * SVE cannot use this file (its vectors cannot be array or struct members);
+ * kernels_sve.h is the same algorithms in the shape SVE allows, and sve.c
+ * says why.
  */
 
 #ifndef PARITY_KERNELS_H
@@ -249,29 +267,29 @@ body_recov_datap (const int U, size_t off, size_t end, int disks, int faila,
 /* The main part at unroll U, then the tail one vector at a time. */
 #define TAIL_START(U, bytes) ((bytes) / ((U) * VEC_BYTES) * ((U) * VEC_BYTES))
 
-#define PARITY_KERNELS(prefix, U)                                            \
+#define PARITY_KERNELS(isa, U)                                               \
   static void                                                                \
-  prefix##_xor_gen (void *dest, void **srcs, unsigned int src_cnt,           \
-                    size_t bytes)                                            \
+  xor_gen_##isa (void *dest, void **srcs, unsigned int src_cnt,              \
+                 size_t bytes)                                               \
   {                                                                          \
     size_t t = TAIL_START (U, bytes);                                        \
     body_xor_gen (U, 0, t, dest, srcs, src_cnt);                             \
     body_xor_gen (1, t, bytes, dest, srcs, src_cnt);                         \
   }                                                                          \
   static void                                                                \
-  prefix##_gen_syndrome (int disks, size_t bytes, void **ptrs)               \
+  gen_syndrome_##isa (int disks, size_t bytes, void **ptrs)                  \
   {                                                                          \
     size_t t = TAIL_START (U, bytes);                                        \
     body_gen_syndrome (U, 0, t, disks, ptrs);                                \
     body_gen_syndrome (1, t, bytes, disks, ptrs);                            \
   }                                                                          \
   static void                                                                \
-  prefix##_xor_syndrome (int disks, int start, int stop, size_t bytes,       \
-                         void **ptrs)                                        \
+  xor_syndrome_##isa (int disks, int start, int stop, size_t bytes,          \
+                      void **ptrs)                                           \
   {                                                                          \
     size_t t = TAIL_START (U, bytes);                                        \
     struct v_mulc g, *gs = NULL;                                             \
-    if (MULC_SKIP_MIN < 256 && start >= MULC_SKIP_MIN) {                    \
+    if (MULC_SKIP_MIN < 256 && start >= MULC_SKIP_MIN) {                     \
       v_mulc_init (&g, parity_gf_exp[start]);                                \
       gs = &g;                                                               \
     }                                                                        \
@@ -279,8 +297,8 @@ body_recov_datap (const int U, size_t off, size_t end, int disks, int faila,
     body_xor_syndrome (1, t, bytes, disks, start, stop, ptrs, gs);           \
   }                                                                          \
   static void                                                                \
-  prefix##_recov_2data (int disks, size_t bytes, int faila, int failb,       \
-                        void **ptrs)                                         \
+  recov_2data_##isa (int disks, size_t bytes, int faila, int failb,          \
+                     void **ptrs)                                            \
   {                                                                          \
     size_t t = TAIL_START (U, bytes);                                        \
     struct v_mulc pbmul, qmul;                                               \
@@ -292,7 +310,7 @@ body_recov_datap (const int U, size_t off, size_t end, int disks, int faila,
     body_recov_2data (1, t, bytes, disks, faila, failb, ptrs, &pbmul, &qmul);\
   }                                                                          \
   static void                                                                \
-  prefix##_recov_datap (int disks, size_t bytes, int faila, void **ptrs)     \
+  recov_datap_##isa (int disks, size_t bytes, int faila, void **ptrs)        \
   {                                                                          \
     size_t t = TAIL_START (U, bytes);                                        \
     struct v_mulc qmul;                                                      \
@@ -300,9 +318,5 @@ body_recov_datap (const int U, size_t off, size_t end, int disks, int faila,
     body_recov_datap (U, 0, t, disks, faila, ptrs, &qmul);                   \
     body_recov_datap (1, t, bytes, disks, faila, ptrs, &qmul);               \
   }
-
-#define PARITY_IMPL_ENTRY(prefix)                                            \
-  { #prefix, prefix##_xor_gen, prefix##_gen_syndrome, prefix##_xor_syndrome, \
-    prefix##_recov_2data, prefix##_recov_datap }
 
 #endif /* PARITY_KERNELS_H */

@@ -1,71 +1,15 @@
 /* NEON (Advanced SIMD) implementation for aarch64: 16-byte vectors.
  *
  * NEON is part of every aarch64 CPU, so this file needs no special flags;
- * it is still a family of its own, chosen by HWCAP_ASIMD (cpu.c).
- *
- * Doubling in GF(2^8): cmlt #0 (vcltzq_s8) gives 0xff in every byte whose
- * top bit is set, in one instruction and without the shift-by-7 that
- * Linux's neon code uses; and it with 0x1d, add the vector to itself (a
- * shift left by one that cannot carry between bytes), XOR.  Horner's rule
- * then XORs in the next data vector: five instructions per data vector for
- * Q, one for P, and loads that the compiler pairs into ldp.
- *
- * Multiplication by a constant c (recovery) uses nibble tables:
- * c*x = c*(x & 0x0f) ^ c*(x >> 4 << 4), each half looked up with tbl in a
- * 16-byte table.  ushr #4 moves the high nibble down with no mask needed
- * (NEON shifts bytes as bytes); the low nibble needs an and, because tbl
- * returns 0 for indices above 15.
- *
- * There is no three-input XOR in base NEON (EOR3 needs the SHA3
- * extension, which not every core has), so v_xor3 is the default two EORs.
+ * it is still a family of its own, chosen by HWCAP_ASIMD (cpu.c).  The
+ * vector operations and their reasons are in vec_neon.h; this file
+ * instantiates kernels.h with them at unrolls 1, 2 and 4 and prefers 4.
  */
 
 #include <config.h>
 
-#include <arm_neon.h>
-
 #include "internal.h"
-
-typedef uint8x16_t vec_t;
-#define VEC_BYTES 16
-
-static inline vec_t v_load (const void *p) { return vld1q_u8 (p); }
-static inline void v_store (void *p, vec_t x) { vst1q_u8 (p, x); }
-static inline vec_t v_xor (vec_t a, vec_t b) { return veorq_u8 (a, b); }
-static inline vec_t v_zero (void) { return vdupq_n_u8 (0); }
-
-static inline vec_t
-v_mul2 (vec_t x)
-{
-  vec_t top = vcltzq_s8 (vreinterpretq_s8_u8 (x));
-
-  return veorq_u8 (vaddq_u8 (x, x), vandq_u8 (top, vdupq_n_u8 (0x1d)));
-}
-
-struct v_mulc {
-  vec_t lo, hi;                 /* c * i and c * (i << 4), i = 0..15 */
-};
-
-static inline void
-v_mulc_init (struct v_mulc *m, uint8_t c)
-{
-  uint8_t lo[16], hi[16];
-
-  for (unsigned int i = 0; i < 16; i++) {
-    lo[i] = parity_gf_mul (c, i);
-    hi[i] = parity_gf_mul (c, i << 4);
-  }
-  m->lo = vld1q_u8 (lo);
-  m->hi = vld1q_u8 (hi);
-}
-
-static inline vec_t
-v_mulc (vec_t x, const struct v_mulc *m)
-{
-  return veorq_u8 (vqtbl1q_u8 (m->lo, vandq_u8 (x, vdupq_n_u8 (0x0f))),
-                   vqtbl1q_u8 (m->hi, vshrq_n_u8 (x, 4)));
-}
-
+#include "vec_neon.h"
 #include "kernels.h"
 
 PARITY_KERNELS (neonx1, 1)
@@ -79,11 +23,36 @@ neon_cpu_ok (void)
 }
 
 static const struct parity_impl neon_impls[] = {
-  PARITY_IMPL_ENTRY (neonx1),
-  PARITY_IMPL_ENTRY (neonx2),
-  PARITY_IMPL_ENTRY (neonx4),
+  {
+    .name = "neonx1",
+    .xor_gen = xor_gen_neonx1,
+    .gen_syndrome = gen_syndrome_neonx1,
+    .xor_syndrome = xor_syndrome_neonx1,
+    .recov_2data = recov_2data_neonx1,
+    .recov_datap = recov_datap_neonx1,
+  },
+  {
+    .name = "neonx2",
+    .xor_gen = xor_gen_neonx2,
+    .gen_syndrome = gen_syndrome_neonx2,
+    .xor_syndrome = xor_syndrome_neonx2,
+    .recov_2data = recov_2data_neonx2,
+    .recov_datap = recov_datap_neonx2,
+  },
+  {
+    .name = "neonx4",
+    .xor_gen = xor_gen_neonx4,
+    .gen_syndrome = gen_syndrome_neonx4,
+    .xor_syndrome = xor_syndrome_neonx4,
+    .recov_2data = recov_2data_neonx4,
+    .recov_datap = recov_datap_neonx4,
+  },
 };
 
 const struct parity_family parity_family_neon = {
-  "neon", neon_cpu_ok, neon_impls, 3, 2,
+  .name = "neon",
+  .cpu_ok = neon_cpu_ok,
+  .impls = neon_impls,
+  .count = ARRAY_SIZE (neon_impls),
+  .preferred = 2,               /* neonx4 */
 };

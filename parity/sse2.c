@@ -1,58 +1,13 @@
-/* SSE2 implementation: 16-byte vectors, the x86-64 baseline.
- *
- * Doubling in GF(2^8): pcmpgtb against zero gives 0xff in every byte whose
- * top bit is set (signed compare), paddb shifts every byte left without
- * carrying into its neighbour, and the mask selects 0x1d to XOR in.
- *
- * Multiplication by a constant c (recovery) has no pshufb in SSE2, so it is
- * shift-and-add: x*c is the XOR of x*2^k over the bits k set in c, eight
- * doublings at most.  c is fixed for a whole call, so the bit tests are
- * perfectly predicted; the AVX2 implementation uses nibble tables instead.
+/* SSE2 implementation: 16-byte vectors, the x86-64 baseline, so it runs on
+ * every x86-64 CPU.  The vector operations and their reasons are in
+ * vec_sse2.h; this file instantiates kernels.h with them at unrolls 1, 2
+ * and 4 (raidbench compares them) and prefers 4.
  */
 
 #include <config.h>
 
-#include <emmintrin.h>
-
 #include "internal.h"
-
-typedef __m128i vec_t;
-#define VEC_BYTES 16
-
-static inline vec_t v_load (const void *p) { return _mm_load_si128 (p); }
-static inline void v_store (void *p, vec_t x) { _mm_store_si128 (p, x); }
-static inline vec_t v_xor (vec_t a, vec_t b) { return _mm_xor_si128 (a, b); }
-static inline vec_t v_zero (void) { return _mm_setzero_si128 (); }
-
-static inline vec_t
-v_mul2 (vec_t x)
-{
-  vec_t mask = _mm_cmpgt_epi8 (_mm_setzero_si128 (), x);
-
-  return _mm_xor_si128 (_mm_add_epi8 (x, x),
-                        _mm_and_si128 (mask, _mm_set1_epi8 (0x1d)));
-}
-
-struct v_mulc {
-  uint8_t c;
-};
-
-static inline void v_mulc_init (struct v_mulc *m, uint8_t c) { m->c = c; }
-
-/* v_mulc does up to 8 doublings, so only a longer skip gains from it. */
-#define MULC_SKIP_MIN 9
-
-static inline vec_t
-v_mulc (vec_t x, const struct v_mulc *m)
-{
-  vec_t r = _mm_setzero_si128 ();
-
-  for (unsigned int c = m->c; c; c >>= 1, x = v_mul2 (x))
-    if (c & 1)
-      r = _mm_xor_si128 (r, x);
-  return r;
-}
-
+#include "vec_sse2.h"
 #include "kernels.h"
 
 PARITY_KERNELS (sse2x1, 1)
@@ -66,11 +21,36 @@ sse2_cpu_ok (void)
 }
 
 static const struct parity_impl sse2_impls[] = {
-  PARITY_IMPL_ENTRY (sse2x1),
-  PARITY_IMPL_ENTRY (sse2x2),
-  PARITY_IMPL_ENTRY (sse2x4),
+  {
+    .name = "sse2x1",
+    .xor_gen = xor_gen_sse2x1,
+    .gen_syndrome = gen_syndrome_sse2x1,
+    .xor_syndrome = xor_syndrome_sse2x1,
+    .recov_2data = recov_2data_sse2x1,
+    .recov_datap = recov_datap_sse2x1,
+  },
+  {
+    .name = "sse2x2",
+    .xor_gen = xor_gen_sse2x2,
+    .gen_syndrome = gen_syndrome_sse2x2,
+    .xor_syndrome = xor_syndrome_sse2x2,
+    .recov_2data = recov_2data_sse2x2,
+    .recov_datap = recov_datap_sse2x2,
+  },
+  {
+    .name = "sse2x4",
+    .xor_gen = xor_gen_sse2x4,
+    .gen_syndrome = gen_syndrome_sse2x4,
+    .xor_syndrome = xor_syndrome_sse2x4,
+    .recov_2data = recov_2data_sse2x4,
+    .recov_datap = recov_datap_sse2x4,
+  },
 };
 
 const struct parity_family parity_family_sse2 = {
-  "sse2", sse2_cpu_ok, sse2_impls, 3, 2,
+  .name = "sse2",
+  .cpu_ok = sse2_cpu_ok,
+  .impls = sse2_impls,
+  .count = ARRAY_SIZE (sse2_impls),
+  .preferred = 2,               /* sse2x4 */
 };

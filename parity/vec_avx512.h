@@ -1,14 +1,17 @@
-/* The AVX-512 (F + BW) vector operations for kernels.h, in a header of their
- * own so that raidbench can instantiate the same kernels with other stores,
- * as it does with vec_avx2.h.
+/* The AVX-512 (F + BW) vector operations for kernels.h: 64-byte vectors.
+ * In a header of their own so that the same operations serve two families,
+ * and so that a family with other GF(2^8) arithmetic on the same registers
+ * (AVX-512 + GFNI) can take the register-file half by defining
+ * PARITY_VEC_OWN_GF (see kernels.h).
  *
- * One source, two builds.  Compiled with -mavx512f -mavx512bw these are the
- * real instructions (parity/avx512.c, family "avx512").  Compiled with
- * PARITY_AVX512_SIMDE defined and baseline flags, the same intrinsics come
- * from SIMDe, which implements them in portable C (family "simde_avx512",
- * test builds only): QEMU cannot execute AVX-512, so that is how the
- * kernels' logic is tested on machines without it.  SIMDe's native aliases
- * map every _mm512_* name and type below onto its own.
+ * One header, two builds.  Compiled with -mavx512f -mavx512bw these are the
+ * real instructions (avx512.c, family "avx512").  Included with
+ * PARITY_VEC_SIMDE defined and compiled with baseline flags, the same
+ * intrinsics come from SIMDe, which implements them in portable C
+ * (simde_avx512.c, family "simde_avx512", test builds only): QEMU cannot
+ * execute AVX-512, so that is how the kernels' logic is tested on machines
+ * without it.  SIMDe's native aliases map every _mm512_* name and type
+ * below onto its own.
  *
  * Doubling in GF(2^8) takes four instructions and no constant but 0x1d:
  * vpmovb2m copies the top bit of every byte into a mask register, vpaddb
@@ -33,7 +36,7 @@
 
 #include <stdint.h>
 
-#ifdef PARITY_AVX512_SIMDE
+#ifdef PARITY_VEC_SIMDE
 #define SIMDE_ENABLE_NATIVE_ALIASES
 #include <simde/x86/avx512.h>
 #else
@@ -56,6 +59,8 @@ v_xor3 (vec_t a, vec_t b, vec_t c)
   return _mm512_ternarylogic_epi64 (a, b, c, 0x96);
 }
 #define v_xor3 v_xor3
+
+#ifndef PARITY_VEC_OWN_GF
 
 static inline vec_t
 v_mul2 (vec_t x)
@@ -92,5 +97,7 @@ v_mulc (vec_t x, const struct v_mulc *m)
   return _mm512_xor_si512 (_mm512_shuffle_epi8 (m->lo, lo),
                            _mm512_shuffle_epi8 (m->hi, hi));
 }
+
+#endif /* !PARITY_VEC_OWN_GF */
 
 #endif /* PARITY_VEC_AVX512_H */

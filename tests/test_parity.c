@@ -11,7 +11,14 @@
  *     regeneration) for every start..stop range at small disk counts and
  *     random ranges at larger ones;
  *   - recov_2data for every pair of data disks and recov_datap for every
- *     data disk at 4, 5, 6, 8, 11, 16 and 24 disks, sampled at 64 and 256.
+ *     data disk at 4, 5, 6, 8, 11, 16 and 24 disks, sampled at 64 and 256;
+ *   - parity_check at every disk count 4..64 (sampled at 65..256): no block
+ *     wrong, every single block wrong (each data block, P, Q: it must be
+ *     located), and two wrong blocks of every kind (data and data, data and
+ *     P, data and Q, P and Q; on shared and on disjoint bytes) and P and Q
+ *     wrong as if a data block beyond the last were (none may be located);
+ *     the differences left in scratch are checked against the reference;
+ *     parity_check_p (RAID-5) at 2..64 and sampled to 256 likewise.
  * Lengths are multiples of 64, random and chosen edges (64, 128, 192 and odd
  * multiples of 64, which no unroll width above 64 bytes divides).  Every
  * buffer sits at a random 64-byte offset inside an allocation of its own,
@@ -41,6 +48,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -49,6 +57,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include <check.h>
 
@@ -65,7 +74,7 @@
 static uint64_t seed;
 static bool quick;
 static const char *const *impls;
-static const char *initial_impl;        /* chosen at start-up */
+static const char *initial_impl;        /* chosen at first use */
 
 /* What the running check is doing, for failure messages. */
 static char what[256];
@@ -134,6 +143,15 @@ random_length (void)
   if (rng_below (2))
     return edges[rng_below (ARRAY_SIZE (edges))];
   return 64 * (1 + rng_below (max_blocks));
+}
+
+/* A length for a recovery or parity check; smaller on average, there are many. */
+static size_t
+recov_length (void)
+{
+  size_t len = random_length ();
+
+  return len > 1024 ? 64 * (1 + len / 64 % 16) : len;
 }
 
 /* The reference: byte at a time, no tables from the library. */
@@ -251,7 +269,8 @@ ref_recov_datap (int disks, size_t bytes, int a, void **ptrs,
 
 /* Buffers between guards. */
 
-enum layout { RAID6, XOR };     /* names blocks in messages */
+/* Names blocks in messages. */
+enum layout { RAID6, RAID5, XOR, SCRATCH };
 
 struct block {
   uint8_t *mem;                 /* the allocation */
@@ -330,6 +349,10 @@ block_name (const struct stripe *s, int i, char *buf, size_t len)
     return "P";
   if (s->layout == RAID6 && i == s->n - 1)
     return "Q";
+  if (s->layout == RAID5 && i == s->n - 1)
+    return "P";
+  if (s->layout == SCRATCH)
+    return "scratch";
   if (s->layout == XOR && i == 0)
     return "dest";
   if (s->layout == XOR)
@@ -576,6 +599,240 @@ check_recov_datap (int disks, int a, size_t bytes)
   stripe_free (s);
 }
 
+/* Checking a stripe (parity_check, parity_check_p).  The stripe starts
+ * consistent (the reference's P and Q), the test damages chosen blocks by
+ * XORing errors into them, and knows from that alone what the verdict must
+ * be; the differences parity_check leaves in scratch are compared with
+ * P ^ P(data) and Q ^ Q(data) from the reference.
+ */
+
+/* A random error for one block, nonzero somewhere, zero on about a quarter
+ * of the bytes (a bad block need not be wrong on every byte).
+ */
+static void
+random_error (uint8_t *e, size_t bytes)
+{
+  rng_fill (e, bytes);
+  for (size_t j = 0; j < bytes; j++)
+    if (rng_below (4) == 0)
+      e[j] = 0;
+  e[rng_below (bytes)] = 1 + rng_below (255);
+}
+
+static void
+xor_into (uint8_t *dst, const uint8_t *e, size_t bytes)
+{
+  for (size_t j = 0; j < bytes; j++)
+    dst[j] ^= e[j];
+}
+
+/* Call parity_check (RAID-6) or parity_check_p (RAID-5) on stripe s with a
+ * poisoned scratch, and check that it returned WANT_BAD as res.bad, said
+ * which parities differ as the reference does, changed no block and left
+ * the right differences in scratch.
+ */
+static void
+expect_check (struct stripe *s, struct stripe *scratch, int want_bad)
+{
+  const bool raid6 = s->layout == RAID6;
+  const size_t bytes = s->bytes;
+  const int np = raid6 ? 2 : 1, pi = s->n - np;
+  uint8_t *p = xmalloc (bytes), *q = xmalloc (bytes);
+  struct parity_check_result res = { true, true, 1234 };
+  bool want_p = false, want_q = false;
+  int r;
+
+  if (raid6)
+    ref_syndrome (s->ptrs, 0, s->n - 3, bytes, p, q);
+  else {
+    memset (p, 0, bytes);
+    for (int i = 0; i < pi; i++)
+      xor_into (p, s->ptrs[i], bytes);
+    memset (q, 0, bytes);
+  }
+  /* The reference differences, stored ^ the data's own parity. */
+  xor_into (p, s->ptrs[pi], bytes);
+  if (raid6)
+    xor_into (q, s->ptrs[pi + 1], bytes);
+  for (size_t j = 0; j < bytes; j++) {
+    want_p |= p[j] != 0;
+    want_q |= q[j] != 0;
+  }
+
+  stripe_poison (scratch, 0);
+  stripe_snapshot (s);
+  stripe_snapshot (scratch);
+  r = raid6 ? parity_check (s->n, bytes, s->ptrs, scratch->ptrs[0], &res)
+    : parity_check_p (s->n, bytes, s->ptrs, scratch->ptrs[0], &res);
+  stripe_expect_untouched (s, -1, -1);
+  stripe_expect_untouched (scratch, 0, -1);
+  if (r != (want_p || want_q) || res.p_differs != want_p
+      || res.q_differs != want_q || res.bad != want_bad)
+    ck_abort_msg ("%s: returned %d, p_differs %d, q_differs %d, bad %d; "
+                  "expected %d, %d, %d, %d", what, r, res.p_differs,
+                  res.q_differs, res.bad, want_p || want_q, want_p, want_q,
+                  want_bad);
+  if (want_p)
+    expect_bytes (scratch->blk[0].data, p, bytes,
+                  "scratch's P ^ P(data)");
+  if (want_q)
+    expect_bytes (scratch->blk[0].data + bytes, q, bytes,
+                  "scratch's Q ^ Q(data)");
+  free (p);
+  free (q);
+}
+
+/* Damage block i alone; the verdict must name it (RAID-6), or no block
+ * (RAID-5, where any block could be the wrong one).
+ */
+static void
+check_one_bad (struct stripe *s, struct stripe *scratch, int i)
+{
+  uint8_t *e = xmalloc (s->bytes);
+  char buf[32];
+
+  describe ("%s disks=%d bytes=%zu, %s wrong", s->layout == RAID6
+            ? "parity_check" : "parity_check_p", s->n, s->bytes,
+            block_name (s, i, buf, sizeof buf));
+  random_error (e, s->bytes);
+  xor_into (s->ptrs[i], e, s->bytes);
+  expect_check (s, scratch, s->layout == RAID6 ? i : -1);
+  xor_into (s->ptrs[i], e, s->bytes);
+  free (e);
+}
+
+/* Damage blocks a != b, each on a byte where the other is right: no single
+ * block can explain both bytes, so nothing may be located.  With disjoint,
+ * no byte is wrong in both, so every byte alone looks like one bad block's
+ * (P's or Q's alone included, which a locate that skips such bytes would
+ * miss).
+ */
+static void
+check_two_bad (struct stripe *s, struct stripe *scratch, int a, int b,
+               bool disjoint)
+{
+  uint8_t *ea = xmalloc (s->bytes), *eb = xmalloc (s->bytes);
+  size_t ja = rng_below (s->bytes), jb = rng_below (s->bytes - 1);
+  char bufa[32], bufb[32];
+
+  describe ("parity_check disks=%d bytes=%zu, %s and %s wrong%s", s->n,
+            s->bytes, block_name (s, a, bufa, sizeof bufa),
+            block_name (s, b, bufb, sizeof bufb),
+            disjoint ? " on different bytes" : "");
+  if (jb >= ja)
+    jb++;
+  random_error (ea, s->bytes);
+  random_error (eb, s->bytes);
+  for (size_t j = 0; disjoint && j < s->bytes; j++) {
+    if (rng_below (2))
+      ea[j] = 0;
+    else
+      eb[j] = 0;
+  }
+  ea[ja] = 1 + rng_below (255);
+  eb[ja] = 0;
+  eb[jb] = 1 + rng_below (255);
+  ea[jb] = 0;
+  xor_into (s->ptrs[a], ea, s->bytes);
+  xor_into (s->ptrs[b], eb, s->bytes);
+  expect_check (s, scratch, -1);
+  xor_into (s->ptrs[a], ea, s->bytes);
+  xor_into (s->ptrs[b], eb, s->bytes);
+  free (ea);
+  free (eb);
+}
+
+/* Damage P by e and Q by g^w e, w = disks - 2: what a bad data block w
+ * would do, but there is no data block w, so nothing may be located.
+ */
+static void
+check_phantom_bad (struct stripe *s, struct stripe *scratch)
+{
+  const int w = s->n - 2;
+  uint8_t *e = xmalloc (s->bytes), *ge = xmalloc (s->bytes);
+
+  describe ("parity_check disks=%d bytes=%zu, P and Q wrong as if data "
+            "block %d were", s->n, s->bytes, w);
+  random_error (e, s->bytes);
+  for (size_t j = 0; j < s->bytes; j++)
+    ge[j] = ref_mul (ref_gpow[w], e[j]);
+  xor_into (s->ptrs[s->n - 2], e, s->bytes);
+  xor_into (s->ptrs[s->n - 1], ge, s->bytes);
+  expect_check (s, scratch, -1);
+  xor_into (s->ptrs[s->n - 2], e, s->bytes);
+  xor_into (s->ptrs[s->n - 1], ge, s->bytes);
+  free (e);
+  free (ge);
+}
+
+/* A pair of different blocks of the n, a < b. */
+static void
+random_pair (int n, int *a, int *b)
+{
+  *a = rng_below (n - 1);
+  *b = *a + 1 + rng_below (n - 1 - *a);
+}
+
+static void
+check_stripe_check (int disks, bool every_block)
+{
+  size_t bytes = recov_length ();
+  struct stripe *s = consistent_stripe (disks, bytes);
+  struct stripe *scratch = stripe_new (SCRATCH, 1, 2 * bytes);
+  int a, b;
+
+  describe ("parity_check disks=%d bytes=%zu, consistent", disks, bytes);
+  expect_check (s, scratch, -1);
+  if (every_block)
+    for (int i = 0; i < disks; i++)
+      check_one_bad (s, scratch, i);
+  else {
+    check_one_bad (s, scratch, 0);
+    check_one_bad (s, scratch, disks - 3);
+    check_one_bad (s, scratch, disks - 2);
+    check_one_bad (s, scratch, disks - 1);
+    for (int k = 0; k < 4; k++)
+      check_one_bad (s, scratch, rng_below (disks - 2));
+  }
+  /* Two bad data blocks; data and P; data and Q; P and Q; any two. */
+  for (int disjoint = 0; disjoint <= 1; disjoint++) {
+    check_two_bad (s, scratch, 0, disks - 3, disjoint);
+    check_two_bad (s, scratch, rng_below (disks - 2), disks - 2, disjoint);
+    check_two_bad (s, scratch, rng_below (disks - 2), disks - 1, disjoint);
+    check_two_bad (s, scratch, disks - 2, disks - 1, disjoint);
+    random_pair (disks, &a, &b);
+    check_two_bad (s, scratch, a, b, disjoint);
+  }
+  check_phantom_bad (s, scratch);
+  stripe_free (scratch);
+  stripe_free (s);
+}
+
+static void
+check_stripe_check_p (int disks, bool every_block)
+{
+  size_t bytes = recov_length ();
+  struct stripe *s = stripe_new (RAID5, disks, bytes);
+  struct stripe *scratch = stripe_new (SCRATCH, 1, bytes);
+
+  memset (s->ptrs[disks - 1], 0, bytes);
+  for (int i = 0; i < disks - 1; i++)
+    xor_into (s->ptrs[disks - 1], s->ptrs[i], bytes);
+  describe ("parity_check_p disks=%d bytes=%zu, consistent", disks, bytes);
+  expect_check (s, scratch, -1);
+  if (every_block)
+    for (int i = 0; i < disks; i++)
+      check_one_bad (s, scratch, i);
+  else {
+    check_one_bad (s, scratch, 0);
+    check_one_bad (s, scratch, disks - 1);
+    for (int k = 0; k < 4; k++)
+      check_one_bad (s, scratch, rng_below (disks - 1));
+  }
+  stripe_free (scratch);
+  stripe_free (s);
+}
+
 /* Per-implementation tests; _i indexes impls[]. */
 
 /* Select the implementation and give the test its own random stream. */
@@ -667,15 +924,6 @@ static const int recov_disks[] = { 4, 5, 6, 8, 11, 16, 24 };
 static const int sampled_disks[] = { 64, 256 };
 #define SAMPLES 24
 
-/* A length for a recovery check; smaller on average, there are many. */
-static size_t
-recov_length (void)
-{
-  size_t len = random_length ();
-
-  return len > 1024 ? 64 * (1 + len / 64 % 16) : len;
-}
-
 START_TEST (test_recov_2data)
 {
   test_begin (_i, __func__);
@@ -719,6 +967,29 @@ START_TEST (test_recov_datap)
     for (int n = 0; n < SAMPLES; n++)
       check_recov_datap (disks, rng_below (disks - 2), recov_length ());
   }
+}
+END_TEST
+
+/* Disk counts beyond 64 where parity_check is sampled. */
+static const int check_big_disks[] = { 65, 100, 128, 200, 255, 256 };
+
+START_TEST (test_check)
+{
+  test_begin (_i, __func__);
+  for (int disks = 4; disks <= 64; disks++)
+    check_stripe_check (disks, true);
+  for (size_t k = 0; k < ARRAY_SIZE (check_big_disks); k++)
+    check_stripe_check (check_big_disks[k], false);
+}
+END_TEST
+
+START_TEST (test_check_p)
+{
+  test_begin (_i, __func__);
+  for (int disks = 2; disks <= 64; disks++)
+    check_stripe_check_p (disks, true);
+  for (size_t k = 0; k < ARRAY_SIZE (check_big_disks); k++)
+    check_stripe_check_p (check_big_disks[k], false);
 }
 END_TEST
 
@@ -865,7 +1136,7 @@ START_TEST (test_use_family)
       ck_assert_msg (have_impl (parity_name ())
                      && family_of (parity_name ()) == f,
                      "parity_use (\"%s\") selected %s", f, parity_name ());
-      /* The start-up choice is its family's preferred variant, which is
+      /* The first-use choice is its family's preferred variant, which is
        * what the family name stands for.
        */
       if (!getenv ("PARITY_IMPL") && family_of (initial_impl) == f)
@@ -880,6 +1151,147 @@ START_TEST (test_use_family)
   }
 }
 END_TEST
+
+/* The self-test (parity/selftest.c).  test_broken, in test builds only,
+ * is generic with a wrong last byte of Q from gen_syndrome; parity_use
+ * finds it by name, but parity_impls() does not list it.
+ */
+
+static char reported[1024];
+static unsigned int nr_reported;
+
+static void
+capture_report (const char *msg)
+{
+  nr_reported++;
+  snprintf (reported, sizeof reported, "%s", msg);
+}
+
+START_TEST (test_selftest_refuses)
+{
+  static const char want[] =
+    "test_broken failed its self-test (its gen_syndrome differs from "
+    "generic's); not using it";
+
+  ck_assert_msg (!have_impl ("test_broken"), "test_broken is listed");
+  ck_assert_int_eq (parity_use ("generic"), 0);
+  parity_set_log (capture_report);
+  for (int k = 0; k < 2; k++) {
+    errno = 0;
+    ck_assert_int_eq (parity_use ("test_broken"), -1);
+    ck_assert_msg (errno == EIO, "parity_use (\"test_broken\"): errno %d, "
+                   "expected EIO", errno);
+    ck_assert_str_eq (parity_name (), "generic");
+  }
+  parity_set_log (NULL);
+  /* Reported through the log function, once. */
+  ck_assert_uint_eq (nr_reported, 1);
+  ck_assert_str_eq (reported, want);
+}
+END_TEST
+
+/* Run this program again as "test_parity MODE" (see main) with
+ * PARITY_IMPL=IMPL; collect its output and error output.  Returns its exit
+ * status, or -1 when it cannot be run (under qemu-user without binfmt).
+ * The path is read from /proc/self/exe, which valgrind and qemu-user
+ * answer with this program's path; executing /proc/self/exe itself would
+ * start theirs.
+ */
+static int
+run_first_use (const char *mode, const char *impl, char *out, char *err,
+               size_t len)
+{
+  char env_impl[64], *argv[] = { (char *) "test_parity", (char *) mode, NULL };
+  char *envp[] = { env_impl, NULL }, self[4096];
+  int pout[2], perr[2], status;
+  posix_spawn_file_actions_t fa;
+  pid_t pid;
+  ssize_t n;
+
+  snprintf (env_impl, sizeof env_impl, "PARITY_IMPL=%s", impl);
+  n = readlink ("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0)
+    return -1;
+  self[n] = '\0';
+  ck_assert (pipe (pout) == 0 && pipe (perr) == 0);
+  posix_spawn_file_actions_init (&fa);
+  posix_spawn_file_actions_adddup2 (&fa, pout[1], 1);
+  posix_spawn_file_actions_adddup2 (&fa, perr[1], 2);
+  posix_spawn_file_actions_addclose (&fa, pout[0]);
+  posix_spawn_file_actions_addclose (&fa, perr[0]);
+  if (posix_spawn (&pid, self, &fa, NULL, argv, envp) != 0)
+    pid = -1;
+  posix_spawn_file_actions_destroy (&fa);
+  close (pout[1]);
+  close (perr[1]);
+  if (pid > 0 && waitpid (pid, &status, 0) != pid)
+    pid = -1;
+  /* Small outputs: the pipes held them while the child ran. */
+  n = read (pout[0], out, len - 1);
+  out[n > 0 ? n : 0] = '\0';
+  n = read (perr[0], err, len - 1);
+  err[n > 0 ? n : 0] = '\0';
+  close (pout[0]);
+  close (perr[0]);
+  /* 127: the exec in the child failed (an aarch64 binary under qemu-user). */
+  if (pid <= 0 || (WIFEXITED (status) && WEXITSTATUS (status) == 127))
+    return -1;
+  return WIFEXITED (status) ? WEXITSTATUS (status) : 128;
+}
+
+/* PARITY_IMPL naming an implementation that fails its self-test: at first
+ * use generic is chosen instead, and that is said on stderr, or through
+ * the log function when one was set before first use.
+ */
+START_TEST (test_selftest_first_use)
+{
+  static const char want[] =
+    "test_broken failed its self-test (its gen_syndrome differs from "
+    "generic's); using generic";
+  char out[1024], err[1024], line[256];
+
+  if (run_first_use ("--first-use", "test_broken", out, err,
+                     sizeof out) == -1) {
+    fprintf (stderr, "test_selftest_first_use: cannot run this program "
+             "again here; skipped\n");
+    return;
+  }
+  ck_assert_str_eq (out, "generic\n");
+  snprintf (line, sizeof line, "libparity: %s\n", want);
+  ck_assert_str_eq (err, line);
+
+  ck_assert_int_eq (run_first_use ("--first-use-log", "test_broken", out, err,
+                                   sizeof out), 0);
+  snprintf (line, sizeof line, "log: %s\ngeneric\n", want);
+  ck_assert_str_eq (out, line);
+  ck_assert_str_eq (err, "");
+
+  /* A good implementation is used without a word. */
+  ck_assert_int_eq (run_first_use ("--first-use", initial_impl, out, err,
+                                   sizeof out), 0);
+  snprintf (line, sizeof line, "%s\n", initial_impl);
+  ck_assert_str_eq (out, line);
+  ck_assert_str_eq (err, "");
+}
+END_TEST
+
+/* "test_parity --first-use[-log]": print the implementation chosen at
+ * first use (after setting a log function that prints "log: MSG").
+ */
+static void
+print_log (const char *msg)
+{
+  printf ("log: %s\n", msg);
+}
+
+static int
+first_use_main (const char *mode)
+{
+  if (strcmp (mode, "--first-use-log") == 0)
+    parity_set_log (print_log);
+  printf ("%s\n", parity_name ());
+  return 0;
+}
 
 static uint64_t
 choose_seed (void)
@@ -905,6 +1317,8 @@ parity_suite (void)
   tcase_add_test (tc, test_use_each);
   tcase_add_test (tc, test_use_unknown);
   tcase_add_test (tc, test_use_family);
+  tcase_add_test (tc, test_selftest_refuses);
+  tcase_add_test (tc, test_selftest_first_use);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("reference");
@@ -921,17 +1335,22 @@ parity_suite (void)
     tcase_add_loop_test (tc, test_xor_syndrome_rmw, i, i + 1);
     tcase_add_loop_test (tc, test_recov_2data, i, i + 1);
     tcase_add_loop_test (tc, test_recov_datap, i, i + 1);
+    tcase_add_loop_test (tc, test_check, i, i + 1);
+    tcase_add_loop_test (tc, test_check_p, i, i + 1);
     suite_add_tcase (s, tc);
   }
   return s;
 }
 
 int
-main (void)
+main (int argc, char **argv)
 {
   const char *q = getenv ("PARITY_TEST_QUICK");
   SRunner *sr;
   int failed;
+
+  if (argc == 2)
+    return first_use_main (argv[1]);
 
   seed = choose_seed ();
   quick = q && *q && strcmp (q, "0") != 0;
