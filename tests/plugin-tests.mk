@@ -55,6 +55,10 @@ TESTS += test-raid-remote-restart.sh
 EXTRA_DIST += test-raid-remote-restart.sh
 TESTS += test-raid-fail-random.sh
 EXTRA_DIST += test-raid-fail-random.sh
+# The randomized test's program, and the seeds that ever failed, replayed.
+EXTRA_DIST += raidfail_random.py random-seeds.regress
+TESTS += test-raid-fail-random-regress.sh
+EXTRA_DIST += test-raid-fail-random-regress.sh
 
 # md v1.2 superblocks (plugin/metadata.c): hand-built superblocks, the
 # kernel's checksum, refusals.  The test supplies its own member_io_run.
