@@ -1,6 +1,9 @@
 #!/bin/sh
 # Install everything nbdkit-raid needs to build, test and benchmark on
-# Debian 12, from Debian's own packages.  Run as root.
+# Debian 12, from Debian's own packages.  Run as root.  The sanitizer
+# targets need clang and its runtimes (libclang-rt-14-dev: ASan, libFuzzer
+# for check-asan and check-fuzz), gcc's libtsan (with gcc, for check-tsan)
+# and readelf (binutils, to find the loader nbdkit runs under).
 set -e
 
 packages="
@@ -9,6 +12,7 @@ packages="
   check libisal-dev libsimde-dev
   qemu-utils fio valgrind bc
   qemu-system-x86 busybox-static cpio e2fsprogs gcc libc6-dev
+  clang libclang-rt-14-dev binutils
 "
 
 export DEBIAN_FRONTEND=noninteractive

@@ -11,7 +11,10 @@ endif
 
 # Integration tests: real nbdkit processes serving the plugin, real nbdsh /
 # qemu clients, and an independent parity checker (raidcheck.py) that reads
-# the member files.  functions.sh holds their helpers.
+# the member files.  functions.sh holds their helpers.  TSAN_TESTS are the
+# ones make check-tsan runs too: where the plugin's threads meet (clients
+# at once, control commands and jobs, remote members failing, the bitmap's
+# thread); add a concurrency test there as well.
 EXTRA_DIST += raidcheck.py
 TESTS += test-raid-dump-plugin.sh
 EXTRA_DIST += test-raid-dump-plugin.sh
@@ -20,6 +23,7 @@ EXTRA_DIST += test-raid-bad-input.sh
 TESTS += test-raid-shadow.sh
 EXTRA_DIST += test-raid-shadow.sh
 TESTS += test-raid-concurrent.sh
+TSAN_TESTS += test-raid-concurrent.sh
 EXTRA_DIST += test-raid-concurrent.sh
 TESTS += test-raid-qemu.sh
 EXTRA_DIST += test-raid-qemu.sh
@@ -31,12 +35,15 @@ EXTRA_DIST += raidfail_lib.py
 TESTS += test-raid-fail-degraded.sh
 EXTRA_DIST += test-raid-fail-degraded.sh
 TESTS += test-raid-fail-burst.sh
+TSAN_TESTS += test-raid-fail-burst.sh
 EXTRA_DIST += test-raid-fail-burst.sh
 TESTS += test-raid-fail-control.sh
+TSAN_TESTS += test-raid-fail-control.sh
 EXTRA_DIST += test-raid-fail-control.sh
 TESTS += test-raid-fail-scrub.sh
 EXTRA_DIST += test-raid-fail-scrub.sh
 TESTS += test-raid-fail-rebuild.sh
+TSAN_TESTS += test-raid-fail-rebuild.sh
 EXTRA_DIST += test-raid-fail-rebuild.sh
 
 # Remote members (NBD URIs) and the fault-injection harness: faults.py
@@ -44,16 +51,22 @@ EXTRA_DIST += test-raid-fail-rebuild.sh
 # that tests can fail, kill, stop and restart it.
 EXTRA_DIST += faults.py
 TESTS += test-raid-remote-shadow.sh
+TSAN_TESTS += test-raid-remote-shadow.sh
 EXTRA_DIST += test-raid-remote-shadow.sh
 TESTS += test-raid-remote-eio.sh
+TSAN_TESTS += test-raid-remote-eio.sh
 EXTRA_DIST += test-raid-remote-eio.sh
 TESTS += test-raid-remote-kill.sh
+TSAN_TESTS += test-raid-remote-kill.sh
 EXTRA_DIST += test-raid-remote-kill.sh
 TESTS += test-raid-remote-hang.sh
+TSAN_TESTS += test-raid-remote-hang.sh
 EXTRA_DIST += test-raid-remote-hang.sh
 TESTS += test-raid-remote-restart.sh
+TSAN_TESTS += test-raid-remote-restart.sh
 EXTRA_DIST += test-raid-remote-restart.sh
 TESTS += test-raid-fail-random.sh
+TSAN_TESTS += test-raid-fail-random.sh
 EXTRA_DIST += test-raid-fail-random.sh
 # The randomized test's program, and the seeds that ever failed, replayed.
 EXTRA_DIST += raidfail_random.py random-seeds.regress
@@ -87,6 +100,7 @@ EXTRA_DIST += vm/test-vm-nbd-client.sh
 TESTS += test-raid-md.sh
 EXTRA_DIST += test-raid-md.sh
 TESTS += test-raid-md-bitmap.sh
+TSAN_TESTS += test-raid-md-bitmap.sh
 EXTRA_DIST += test-raid-md-bitmap.sh
 EXTRA_DIST += vm/guest-md-check.sh
 TESTS += vm/test-vm-plugin-to-mdadm.sh
