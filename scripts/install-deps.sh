@@ -10,9 +10,9 @@ packages="
   build-essential autoconf automake libtool pkg-config perl
   nbdkit nbdkit-plugin-dev liburing-dev libnbd-dev libnbd-bin python3-libnbd
   check libisal-dev libsimde-dev
+  clang libclang-rt-14-dev binutils
   qemu-utils fio valgrind bc
   qemu-system-x86 busybox-static cpio e2fsprogs gcc libc6-dev
-  clang libclang-rt-14-dev binutils
 "
 
 export DEBIAN_FRONTEND=noninteractive

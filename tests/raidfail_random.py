@@ -143,9 +143,11 @@ class Run:
         self.history.append("op %d: %s" % (self.op, s))
 
     def start(self):
-        params = ["control=" + self.sock, "member-timeout=5"]
-        if not self.md:
-            params.append("metadata=none")
+        # The mode, always explicit: raw arrays need metadata=none, and an
+        # md array's later starts (no create=true) must not be taken for
+        # raw.  Given last, it wins over any default faults.Array puts first.
+        params = ["control=" + self.sock, "member-timeout=5",
+                  "metadata=md" if self.md else "metadata=none"]
         if self.rate:
             params.append("rebuild-rate=" + self.rate)
         if self.md and self.starts == 0:
