@@ -1,12 +1,16 @@
 #!/bin/sh
 # Install everything nbdkit-raid needs to build, test and benchmark on
-# Debian 12, from Debian's own packages.  Run as root.
+# Debian 12, from Debian's own packages.  Run as root.  The sanitizer
+# targets need clang and its runtimes (libclang-rt-14-dev: ASan, libFuzzer
+# for check-asan and check-fuzz), gcc's libtsan (with gcc, for check-tsan)
+# and readelf (binutils, to find the loader nbdkit runs under).
 set -e
 
 packages="
   build-essential autoconf automake libtool pkg-config perl
   nbdkit nbdkit-plugin-dev liburing-dev libnbd-dev libnbd-bin python3-libnbd
   check libisal-dev libsimde-dev
+  clang libclang-rt-14-dev binutils
   qemu-utils fio valgrind bc
   qemu-system-x86 busybox-static cpio e2fsprogs fdisk gcc libc6-dev
 "

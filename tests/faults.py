@@ -367,7 +367,9 @@ class Array:
         self.threads = threads
         # Raw mode must be asked for (metadata=none); an array made with
         # create=true, and its later starts, are md (metadata="md").
-        if metadata is None:
+        if any(p.startswith("metadata=") for p in params):
+            metadata = None         # the caller says it in params
+        elif metadata is None:
             metadata = "md" if any(p.startswith("create=") for p in params) \
                 else "none"
         self.metadata = metadata
@@ -392,8 +394,9 @@ class Array:
         if self.threads:
             cmd += ["-t", str(self.threads)]
         cmd += [self.plugin, "level=%d" % self.level, "chunk=%d" % self.chunk,
-                "layout=%s" % self.layout, "data-offset=%d" % self.data_offset,
-                "metadata=" + self.metadata]
+                "layout=%s" % self.layout, "data-offset=%d" % self.data_offset]
+        if self.metadata:
+            cmd.append("metadata=" + self.metadata)
         cmd += self.params + ["disk=" + m.disk for m in self.members]
         log = open(self.logfile, "ab")
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,

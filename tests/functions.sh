@@ -21,6 +21,12 @@
 set -e
 
 PATH=/usr/bin:$PATH
+# make check-asan, check-tsan and check-valgrind run every test through
+# tests/sanitize/run-test, which names its nbdkit wrapper's directory
+# here: it must come before /usr/bin (see tests/sanitize/nbdkit).
+if [ -n "${RAID_TEST_PATH:-}" ]; then
+    PATH=$RAID_TEST_PATH:$PATH
+fi
 export PATH
 
 : "${top_srcdir:=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"

@@ -29,7 +29,10 @@ EXTRA_DIST += test-member-nbd-tsan.sh
 
 # Integration tests: real nbdkit processes serving the plugin, real nbdsh /
 # qemu clients, and an independent parity checker (raidcheck.py) that reads
-# the member files.  functions.sh holds their helpers.
+# the member files.  functions.sh holds their helpers.  TSAN_TESTS are the
+# ones make check-tsan runs too: where the plugin's threads meet (clients
+# at once, control commands and jobs, remote members failing, the bitmap's
+# thread); add a concurrency test there as well.
 EXTRA_DIST += raidcheck.py
 TESTS += test-raid-dump-plugin.sh
 EXTRA_DIST += test-raid-dump-plugin.sh
@@ -40,6 +43,7 @@ EXTRA_DIST += test-raid-bad-input.sh
 TESTS += test-raid-shadow.sh
 EXTRA_DIST += test-raid-shadow.sh
 TESTS += test-raid-concurrent.sh
+TSAN_TESTS += test-raid-concurrent.sh
 EXTRA_DIST += test-raid-concurrent.sh
 TESTS += test-raid-qemu.sh
 EXTRA_DIST += test-raid-qemu.sh
@@ -55,12 +59,15 @@ EXTRA_DIST += raidfail_lib.py
 TESTS += test-raid-fail-degraded.sh
 EXTRA_DIST += test-raid-fail-degraded.sh
 TESTS += test-raid-fail-burst.sh
+TSAN_TESTS += test-raid-fail-burst.sh
 EXTRA_DIST += test-raid-fail-burst.sh
 TESTS += test-raid-fail-control.sh
+TSAN_TESTS += test-raid-fail-control.sh
 EXTRA_DIST += test-raid-fail-control.sh
 TESTS += test-raid-fail-scrub.sh
 EXTRA_DIST += test-raid-fail-scrub.sh
 TESTS += test-raid-fail-rebuild.sh
+TSAN_TESTS += test-raid-fail-rebuild.sh
 EXTRA_DIST += test-raid-fail-rebuild.sh
 
 # Remote members (NBD URIs) and the fault-injection harness: faults.py
@@ -68,14 +75,19 @@ EXTRA_DIST += test-raid-fail-rebuild.sh
 # that tests can fail, kill, stop and restart it.
 EXTRA_DIST += faults.py
 TESTS += test-raid-remote-shadow.sh
+TSAN_TESTS += test-raid-remote-shadow.sh
 EXTRA_DIST += test-raid-remote-shadow.sh
 TESTS += test-raid-remote-eio.sh
+TSAN_TESTS += test-raid-remote-eio.sh
 EXTRA_DIST += test-raid-remote-eio.sh
 TESTS += test-raid-remote-kill.sh
+TSAN_TESTS += test-raid-remote-kill.sh
 EXTRA_DIST += test-raid-remote-kill.sh
 TESTS += test-raid-remote-hang.sh
+TSAN_TESTS += test-raid-remote-hang.sh
 EXTRA_DIST += test-raid-remote-hang.sh
 TESTS += test-raid-remote-restart.sh
+TSAN_TESTS += test-raid-remote-restart.sh
 EXTRA_DIST += test-raid-remote-restart.sh
 TESTS += test-raid-remote-restart-raw.sh
 EXTRA_DIST += test-raid-remote-restart-raw.sh remote_restart.py
@@ -88,7 +100,12 @@ EXTRA_DIST += test-raid-remote-blocksize.sh remote_blocksize.py
 TESTS += test-raid-remote-noflush.sh
 EXTRA_DIST += test-raid-remote-noflush.sh
 TESTS += test-raid-fail-random.sh
+TSAN_TESTS += test-raid-fail-random.sh
 EXTRA_DIST += test-raid-fail-random.sh
+# The randomized test's program, and the seeds that ever failed, replayed.
+EXTRA_DIST += raidfail_random.py random-seeds.regress
+TESTS += test-raid-fail-random-regress.sh
+EXTRA_DIST += test-raid-fail-random-regress.sh
 
 # md v1.2 superblocks (plugin/metadata.c): hand-built superblocks, the
 # kernel's checksum, refusals.  The test supplies its own member_io_run.
@@ -137,6 +154,7 @@ EXTRA_DIST += vm/test-vm-nbd-client.sh
 TESTS += test-raid-md.sh
 EXTRA_DIST += test-raid-md.sh
 TESTS += test-raid-md-bitmap.sh
+TSAN_TESTS += test-raid-md-bitmap.sh
 EXTRA_DIST += test-raid-md-bitmap.sh
 TESTS += test-raid-md-foreign.sh
 EXTRA_DIST += test-raid-md-foreign.sh

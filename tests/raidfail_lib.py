@@ -22,6 +22,7 @@ Run with /usr/bin/python3 (Debian's, which has the nbd module).
 import json
 import os
 import random
+import re
 import threading
 import socket
 import subprocess
@@ -73,10 +74,25 @@ class FileMember:
 
 def array(hz, members, **kw):
     """faults.Harness.array() for a member list that may hold
-    MissingMember (which Harness.array would take for a kind to create)."""
+    MissingMember (which Harness.array would take for a kind to create).
+    Its log is next_array_log(hz), named before nbdkit starts."""
     a = faults.Array(hz, list(members), name="array%d" % len(hz.arrays), **kw)
     hz.arrays.append(a)
     return a
+
+
+def next_array_log(hz):
+    """The log file of the array array() starts next: what to show when
+    that nbdkit fails to start (an Array that raises in its constructor
+    is never returned, so its .logfile cannot be asked for)."""
+    return os.path.join(hz.dir, "array%d.log" % len(hz.arrays))
+
+
+def last_array_log(hz):
+    """The log of the array started (or tried) last, or None."""
+    logs = [os.path.join(hz.dir, f) for f in os.listdir(hz.dir)
+            if re.match(r"array\d+\.log$", f)]
+    return max(logs, key=os.path.getmtime) if logs else None
 
 
 class Control:

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""extract-seeds.py: fuzzing seeds from real md member images.
+
+    tests/fuzz/extract-seeds.py [--out DIR] [--prefix P] IMAGE...
+
+For every member image that holds an md v1.2 superblock (magic 0xa92b4efc
+4 KiB from the start), the 4 KiB superblock block becomes a seed of
+fuzz_md_super (DIR/md_super/P-IMAGE), and, when its feature map has the
+bitmap bit, the 256-byte bitmap superblock it points to (bitmap_offset:
+signed, in sectors from the superblock) a seed of fuzz_md_bitmap_super
+(DIR/md_bitmap_super/P-IMAGE).  Trailing zero bytes are left out (the
+targets zero-pad), identical seeds are kept once.  DIR defaults to
+tests/fuzz/corpus beside this script.
+
+Where the committed seeds come from: the member images the guest tests
+leave with RAID_TEST_KEEP=1, made by Linux md in the guest (mdadm --create,
+md's resync and bitmap, md's failed and stale members):
+
+    RAID_TEST_KEEP=1 make check TESTS=vm/test-vm-mdadm-to-plugin.sh
+    RAID_TEST_KEEP=1 make check TESTS=vm/test-vm-bitmap.sh
+    tests/fuzz/extract-seeds.py --prefix mdadm  /tmp/raid-test.X/r?[a-d]-d?
+    tests/fuzz/extract-seeds.py --prefix bitmap /tmp/raid-test.Y/[abc]?-d?
+
+This script reads the fields with its own offsets (md_p.h), not the
+plugin's parser, so a parser bug cannot hide a seed.
+"""
+
+import argparse
+import hashlib
+import os
+import struct
+import sys
+
+MD_MAGIC = 0xa92b4efc
+BITMAP_MAGIC = 0x6d746962
+SB_OFFSET = 4096
+SB_BYTES = 4096
+BITMAP_SB_BYTES = 256
+
+
+def seed_bytes(b):
+    return b.rstrip(b"\0") or b"\0"
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", default=os.path.join(here, "corpus"))
+    ap.add_argument("--prefix", default="md")
+    ap.add_argument("images", nargs="+")
+    args = ap.parse_args()
+
+    seen = {}
+    for target in ("md_super", "md_bitmap_super"):
+        d = os.path.join(args.out, target)
+        os.makedirs(d, exist_ok=True)
+        for name in os.listdir(d):
+            with open(os.path.join(d, name), "rb") as f:
+                seen[(target, hashlib.sha1(f.read()).hexdigest())] = name
+
+    def save(target, name, data):
+        data = seed_bytes(data)
+        key = (target, hashlib.sha1(data).hexdigest())
+        if key in seen:
+            print("  %s: same as %s" % (target, seen[key]))
+            return
+        path = os.path.join(args.out, target, name)
+        with open(path, "wb") as f:
+            f.write(data)
+        seen[key] = name
+        print("  %s: %s (%d bytes)" % (target, path, len(data)))
+
+    found = 0
+    for image in args.images:
+        name = "%s-%s" % (args.prefix, os.path.basename(image))
+        with open(image, "rb") as f:
+            f.seek(SB_OFFSET)
+            sb = f.read(SB_BYTES)
+            if len(sb) < SB_BYTES or struct.unpack_from("<I", sb, 0)[0] != MD_MAGIC:
+                print("%s: no md v1.2 superblock, skipped" % image)
+                continue
+            found += 1
+            print(image)
+            save("md_super", name, sb)
+            feature_map, = struct.unpack_from("<I", sb, 8)
+            bitmap_offset, = struct.unpack_from("<i", sb, 96)
+            if feature_map & 1:
+                f.seek(SB_OFFSET + 512 * bitmap_offset)
+                bs = f.read(BITMAP_SB_BYTES)
+                if len(bs) == BITMAP_SB_BYTES and \
+                        struct.unpack_from("<I", bs, 0)[0] == BITMAP_MAGIC:
+                    save("md_bitmap_super", name, bs)
+                else:
+                    print("  no bitmap superblock at sector offset %d"
+                          % bitmap_offset)
+    if not found:
+        sys.exit("extract-seeds.py: no md superblock in any image")
+
+
+if __name__ == "__main__":
+    main()

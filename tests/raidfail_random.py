@@ -1,0 +1,569 @@
+"""raidfail_random: the randomized test of everything at once (run by
+tests/test-raid-fail-random.sh and test-raid-fail-random-regress.sh).
+
+Thousands of operations drawn from one seed mix client I/O (writes of
+every size and alignment, FUA, zeroes, trims, flushes, spot reads against
+the shadow) with member failures (fail N on the control socket, EIO from a
+member server behind nbdkit's error filter, a member server killed),
+member servers restarted on the same file, replacements (by a local file
+or by a new NBD server, every one full of noise), rebuilds at an unlimited
+or a capped rate, scrubs running under the writes, and restarts of
+nbdkit.  Three arrays: RAID-6 and RAID-5 in raw mode (metadata=none),
+where a restart gives the failed members as disk=missing, and RAID-6 with
+md superblocks (create=true), where a restart gives every member that can
+still be opened, stale ones included, in a shuffled order: the plugin must
+find the roles and leave the stale members out by itself.  A failure is
+only injected when the array can take it: members that are failed, doomed,
+just restarted or still rebuilding count against the tolerance.  After
+every control step the array's status must agree with the model, and the
+whole array is compared with the shadow now and then and at the end, when
+every member is replaced, a scrub must find nothing and raidcheck.py must
+find the shadow on the member files.
+
+Op mixes (MIXES): "classic" (the original mix: mostly client I/O),
+"replace-cycles" (fail and replace over and over, the path that once let
+md's dev_number run past its table) and "member-restarts" (remote member
+servers restarted under I/O: in raw mode nothing identifies a disk across
+a restart, so the member is doomed; in md mode its superblock vouches for
+it).  The mix comes from the seed unless RAID_TEST_MIX names one, so a
+seed replays with its mix.
+
+Modes (environment):
+  SEED=N                       one run (test-raid-fail-random.sh)
+  RAID_TEST_REGRESS=FILE       every line of FILE (random-seeds.regress)
+  RAID_TEST_SOAK_MINUTES=N     fresh seeds for N minutes, stopping at the
+                               first failure (make soak)
+  RAID_TEST_SECONDS=N          time per array (default 18); a line of the
+                               regress file may set ops= instead, which
+                               RAID_TEST_OPS_SCALE=F multiplies
+  RAID_TEST_ARRAYS="r6 r5 r6md"  arrays to run
+  RAID_TEST_MIX=NAME           force a mix
+The background rebuild's timing is not replayed, only the choices.
+
+When a run fails, the last steps, the model and the log of the nbdkit that
+was running (or failed to start) are printed, with the seed and mix.
+"""
+
+import collections
+import os
+import random
+import re
+import shutil
+import sys
+import time
+import traceback
+
+import faults
+import raidfail_lib as rf
+
+K, M = 1024, 1024 * 1024
+MSIZE = 1 * M
+LAYOUTS = ["left-asymmetric", "right-asymmetric", "left-symmetric",
+           "right-symmetric", "parity-first", "parity-last"]
+ARRAYS = (("r6", 6, 6, False), ("r5", 5, 4, False), ("r6md", 6, 5, True))
+
+# Each mix: (upper bound of k, step) in order; k = rng.random() per op.
+# "io" is one client operation; every other step is followed by a spot
+# read and a status check.  "classic" keeps the original test's bounds
+# exactly, so the seeds that failed before replay the same choices.
+MIXES = {
+    "classic": [(0.80, "io"), (0.85, "fail"), (0.90, "replace"),
+                (0.92, "wait"), (0.94, "compare"), (0.96, "scrub"),
+                (0.97, "restart"), (1.0, "idle")],
+    "replace-cycles": [(0.35, "io"), (0.62, "fail"), (0.90, "replace"),
+                       (0.93, "wait"), (0.94, "compare"), (0.95, "scrub"),
+                       (0.96, "restart"), (1.0, "idle")],
+    "member-restarts": [(0.65, "io"), (0.69, "fail"), (0.73, "replace"),
+                        (0.75, "wait"), (0.77, "compare"), (0.78, "scrub"),
+                        (0.80, "restart"), (0.96, "member-restart"),
+                        (1.0, "idle")],
+}
+# A fresh seed's mix: (mix, weight).
+MIX_CHOICE = [("classic", 2), ("replace-cycles", 1), ("member-restarts", 1)]
+
+
+def mix_for(seed):
+    forced = os.environ.get("RAID_TEST_MIX")
+    if forced:
+        if forced not in MIXES:
+            sys.exit("RAID_TEST_MIX=%s: one of %s" % (forced, ", ".join(MIXES)))
+        return forced
+    rng = random.Random("%d-mix" % seed)
+    names = [n for n, w in MIX_CHOICE for _ in range(w)]
+    return rng.choice(names)
+
+
+class Run:
+    def __init__(self, hz, work, level, n, rng, tag, md, mix):
+        self.hz, self.level, self.n, self.rng, self.tag = hz, level, n, rng, tag
+        self.work = work
+        self.md = md
+        self.mix = mix
+        self.steps = MIXES[mix]
+        # Half the md arrays get a write-intent bitmap (room for it before
+        # the data, small bits, quick clearing), so that kills and restarts
+        # go through its resync too.
+        self.bitmap = md and rng.random() < 0.5
+        self.doff = (64 * K if self.bitmap else 8 * K) if md else 0
+        self.starts = 0
+        self.op = 0
+        self.tol = 2 if level == 6 else 1
+        self.chunk = rng.choice([4 * K, 8 * K, 16 * K])
+        self.layout = rng.choice(LAYOUTS)
+        self.rate = rng.choice([None, "4M"])
+        self.sock = os.path.join(work, "ctl-%s.sock" % tag)
+        self.history = collections.deque(maxlen=40)
+        self.trace = []           # every change: (op, kind, offset, length)
+        self.counts = collections.Counter()
+        self.remote_new = 0
+        self.arr = None
+        self.logfile = None       # the log of the nbdkit started last
+        kinds = [rng.choice(["remote", "local"]) for _ in range(n)]
+        kinds[rng.randrange(n)] = "remote"
+        self.members = [hz.member(self.doff + MSIZE, k) for k in kinds]
+        # Our model of each member: in_sync, failed, doomed (an EIO trigger,
+        # a dead server or, in raw mode, a restarted one, that the plugin
+        # may not have met yet), rebuilding.
+        self.model = ["in_sync"] * n
+        self.what = "RAID-%d %s, %d members, chunk %d, rebuild-rate %s, %s" % (
+            level, self.layout, n, self.chunk, self.rate or "unlimited",
+            ("md superblocks and bitmap" if self.bitmap else "md superblocks")
+            if md else "raw")
+        self.start()
+        self.shadow = rf.fill(self.arr.h, rng)
+        if md:
+            # As with md, a new array's first resync must end before members
+            # may fail: if it cannot finish, the array stays unclean, and an
+            # unclean degraded array is refused at the next start.
+            st = self.ctl.wait_idle(60)
+            assert st["scrub"]["resync"] and st["scrub"]["finished"], \
+                "the initial resync did not finish: %s" % st["scrub"]
+
+    def note(self, s):
+        self.history.append("op %d: %s" % (self.op, s))
+
+    def start(self):
+        # The mode, always explicit: raw arrays need metadata=none, and an
+        # md array's later starts (no create=true) must not be taken for
+        # raw.  Given last, it wins over any default faults.Array puts first.
+        params = ["control=" + self.sock, "member-timeout=5",
+                  "metadata=md" if self.md else "metadata=none"]
+        if self.rate:
+            params.append("rebuild-rate=" + self.rate)
+        if self.md and self.starts == 0:
+            params.append("create=true")
+            if self.bitmap:
+                params += ["bitmap-chunk=16K", "bitmap-delay=1"]
+        ms = []
+        for i, m in enumerate(self.members):
+            if self.model[i] != "failed":
+                ms.append(m)
+            elif self.md and (not m.remote or m.alive()) and \
+                    not os.path.exists(getattr(m, "read_trigger", "")):
+                # md superblocks: the plugin must see that this member's
+                # superblock is stale and leave it out by itself.
+                ms.append(m)
+            else:
+                ms.append(rf.MissingMember())
+        if self.md and self.starts:
+            # Roles come from the superblocks, not the order (except for
+            # create=true, where the order gives them).
+            self.rng.shuffle(ms)
+        # Named before it starts: if this nbdkit fails to start, its log
+        # (not the previous one's) is the one to show.
+        self.logfile = rf.next_array_log(self.hz)
+        self.arr = rf.array(self.hz, ms, level=self.level, chunk=self.chunk,
+                            layout=self.layout, data_offset=self.doff,
+                            params=params)
+        # (Array.members is in command-line order; its geometry helpers
+        # need only the count.  Roles are self.members.)
+        self.starts += 1
+        self.ctl = rf.Control(self.sock)
+
+    def status(self):
+        """Status, folded into the model and checked against it."""
+        st = self.ctl.status()
+        for i, m in enumerate(st["members"]):
+            want, got = self.model[i], m["state"]
+            if m["name"] != self.members[i].disk and \
+                    not (want == "failed" and m["name"] == "missing"):
+                raise AssertionError(
+                    "member %d is %s (%s), expected %s (%s): roles mixed up"
+                    % (i, os.path.basename(m["name"]), got,
+                       os.path.basename(self.members[i].disk), want))
+            if want == "doomed":
+                if got == "failed":
+                    self.model[i] = "failed"
+                continue
+            if want == "rebuilding" and got in ("rebuilding", "in_sync"):
+                self.model[i] = got
+                continue
+            if want == "rebuilding" and got == "failed" and \
+                    self.members[i].remote and not self.members[i].alive():
+                self.model[i] = "failed"
+                continue
+            assert got == want, "member %d is %s, expected %s: %s" % (
+                i, got, want, st["members"])
+        failed = sum(s == "failed" for s in self.model)
+        assert st["failed"] == failed, "status failed=%d, model %s" % (
+            st["failed"], self.model)
+        assert st["degraded"] == any(s != "in_sync" for s in self.model) or \
+            "doomed" in self.model, "status degraded=%s, model %s" % (
+                st["degraded"], self.model)
+        return st
+
+    def unsafe(self):
+        return sum(s != "in_sync" for s in self.model)
+
+    def spot(self):
+        off, n = rf.pick_range(self.rng, len(self.shadow), self.chunk,
+                               self.arr.row)
+        rf.check_range(self.arr, self.arr.h, self.shadow, off, n,
+                       "op %d: spot read" % self.op)
+
+    def fail_one(self):
+        rng = self.rng
+        cands = [i for i in range(self.n) if self.model[i] == "in_sync"]
+        if self.unsafe() + 1 > self.tol:
+            # Only the member being rebuilt may fail again.
+            cands = []
+        cands += [i for i in range(self.n) if self.model[i] == "rebuilding"]
+        if not cands:
+            return
+        i = rng.choice(cands)
+        m = self.members[i]
+        how = rng.choice(["ctl", "eio", "kill"] if m.remote and m.alive()
+                         else ["ctl"])
+        if how == "ctl":
+            self.ctl.ok("fail %d" % i)
+            self.model[i] = "failed"
+        elif how == "eio":
+            m.fail_reads(True)
+            m.fail_writes(True)
+            self.model[i] = "doomed"
+        else:
+            m.kill()
+            self.model[i] = "doomed"
+        self.counts["fail-" + how] += 1
+        self.note("fail member %d (%s) by %s" % (i, os.path.basename(m.disk),
+                                                  how))
+
+    def replace_one(self):
+        rng = self.rng
+        cands = [i for i in range(self.n) if self.model[i] in ("failed", "doomed")]
+        if not cands:
+            return
+        i = rng.choice(cands)
+        st = self.status()
+        if self.model[i] == "doomed":
+            self.ctl.ok("fail %d" % i)      # the plugin may not know yet
+            self.model[i] = "failed"
+        if st["scrub"]["running"]:
+            self.ctl.ok("scrub stop")
+            self.ctl.wait_idle(30)
+            self.note("scrub stopped for a replacement")
+        old = self.members[i]
+        if self.remote_new < 6 and rng.random() < 0.4:
+            new = self.hz.member(self.doff + MSIZE, "remote")
+            self.remote_new += 1
+        else:
+            new = self.hz.member(self.doff + MSIZE, "local")
+        rf.noise_file(new.path, self.doff + MSIZE)
+        self.ctl.ok("replace %d %s" % (i, new.disk))
+        self.members[i] = new
+        if old.remote and old.alive():
+            old.kill()
+        # A retired member's file is never given to the plugin again (only
+        # self.members are): remove it, so that thousands of replacements
+        # do not fill the disk.
+        if old.path and os.path.exists(old.path):
+            os.unlink(old.path)
+        self.model[i] = "rebuilding"
+        self.counts["replace-" + ("remote" if new.remote else "local")] += 1
+        self.note("replace member %d by %s" % (i, os.path.basename(new.disk)))
+
+    def restart_member(self):
+        """Restart a remote member's server on the same file and socket
+        (the disk is the same, the server and its connections are new)."""
+        cands = [i for i in range(self.n)
+                 if self.members[i].remote and self.members[i].alive() and
+                 (self.model[i] == "rebuilding" or
+                  (self.model[i] == "in_sync" and
+                   self.unsafe() + 1 <= self.tol))]
+        if not cands:
+            return
+        i = self.rng.choice(cands)
+        m = self.members[i]
+        st = self.ctl.status()
+        idle = not st["rebuild"]["running"] and not st["scrub"]["running"]
+        m.restart()
+        self.counts["member-restart"] += 1
+        self.note("restart the server of member %d (%s), model %s"
+                  % (i, os.path.basename(m.disk), self.model[i]))
+        if not self.md:
+            # Raw mode: nothing tells the plugin that the new server serves
+            # the same disk, so it must not trust it.  Doomed: failed when
+            # the plugin meets it, or by us before a replacement.
+            self.model[i] = "doomed"
+            return
+        # md mode: the superblock is the member's identity, and it checks
+        # out.  Read everything, so that the plugin reconnects to it.
+        before = self.model[i]
+        rf.compare_all(self.arr, self.shadow,
+                       "op %d: full compare after restarting member %d"
+                       % (self.op, i))
+        got = self.ctl.status()["members"][i]["state"]
+        if got == "failed":
+            # A request in flight when the server went (the rebuild, the
+            # scrub, the bitmap's writes) fails the member: fair, but not
+            # when nothing was in flight.
+            assert not (idle and not self.bitmap and before == "in_sync"), \
+                "member %d (md) was failed after its server restarted while " \
+                "the array was idle" % i
+            self.model[i] = "failed"
+            self.counts["member-restart-failed"] += 1
+        else:
+            assert got in ("in_sync", "rebuilding"), \
+                "member %d is %s after its server restarted" % (i, got)
+            self.model[i] = got if before == "rebuilding" else before
+
+    def restart(self):
+        self.ctl.wait_idle(60)
+        self.status()
+        for i, s in enumerate(self.model):
+            if s == "doomed":          # let the plugin meet it, for certain
+                self.ctl.ok("fail %d" % i)
+                self.model[i] = "failed"
+        self.arr.stop()
+        self.start()
+        self.counts["restart"] += 1
+        self.note("restart with %s failed; command line %s"
+                  % ([i for i, s in enumerate(self.model) if s == "failed"],
+                     [os.path.basename(m.disk) for m in self.arr.members]))
+        self.status()
+
+    def scrub(self):
+        st = self.status()
+        if st["rebuild"]["running"] or st["scrub"]["running"] or \
+                self.unsafe():
+            return
+        self.ctl.ok("scrub check")
+        self.counts["scrub"] += 1
+        self.note("scrub check")
+
+    def check_scrub(self, st):
+        sc = st["scrub"]
+        assert sc["mismatch_cnt"] == 0 and sc["bad_data"] == [], \
+            "a scrub under writes found mismatches: %s" % sc
+
+    def step(self, what):
+        if what == "fail":
+            self.fail_one()
+        elif what == "replace":
+            self.replace_one()
+        elif what == "wait":
+            self.ctl.wait_idle(60)
+            self.note("waited for the rebuild")
+        elif what == "compare":
+            rf.compare_all(self.arr, self.shadow,
+                           "op %d: full compare" % self.op)
+            self.counts["full-compare"] += 1
+        elif what == "scrub":
+            self.scrub()
+        elif what == "restart":
+            self.restart()
+        elif what == "member-restart":
+            self.restart_member()
+
+    def run(self, deadline, max_ops):
+        rng = self.rng
+        self.op = 0
+        t0 = time.monotonic()
+        while time.monotonic() < deadline and self.op < max_ops:
+            self.op += 1
+            k = rng.random()
+            what = next(s for bound, s in self.steps if k < bound)
+            if what == "io":
+                c = rf.random_ops(self.arr, rng, self.shadow, 1,
+                                  "op %d" % self.op, trace=self.trace)
+                self.counts.update(c)
+                continue
+            self.step(what)
+            self.spot()
+            self.check_scrub(self.status())
+        return time.monotonic() - t0
+
+    def finish(self):
+        """Make the array whole again and check everything."""
+        for _ in range(2 * self.n):
+            self.status()
+            if all(s in ("in_sync", "rebuilding") for s in self.model):
+                break
+            self.replace_one()
+            self.ctl.wait_idle(60)
+        st = self.ctl.wait_idle(60)
+        st = self.status()
+        self.check_scrub(st)
+        assert all(s == "in_sync" for s in self.model), self.model
+        rf.compare_all(self.arr, self.shadow, "final compare")
+        self.ctl.ok("scrub check")
+        st = self.ctl.wait_idle(60)
+        assert st["scrub"]["finished"] and st["scrub"]["mismatch_cnt"] == 0, \
+            "final scrub: %s" % st["scrub"]
+        self.arr.stop()
+        rf.check_members(self.arr, [m.path for m in self.members],
+                         self.shadow, "final", self.work, inprocess=False)
+
+    def report_failure(self):
+        rf.log("  the last steps before the failure:")
+        for h in self.history:
+            rf.log("    " + h)
+        rf.log("  model: %s" % self.model)
+        rf.log("  roles: %s" % [os.path.basename(m.disk) for m in self.members])
+        if self.logfile:
+            try:
+                with open(self.logfile, errors="replace") as f:
+                    text = f.read()
+                rf.log("  the log of the nbdkit that failed (%s):\n%s"
+                       % (self.logfile, text[-4000:]))
+            except OSError as e:
+                rf.log("  no log of the nbdkit that failed: %s" % e)
+
+
+def run_seed(seed, work, mix, seconds=None, max_ops=None, arrays=None):
+    """One seed: every array of ARRAYS (or those named), each for seconds
+    or max_ops operations.  Returns {tag: op count}; raises on failure
+    after printing what happened."""
+    seconds = seconds if seconds is not None else \
+        float(os.environ.get("RAID_TEST_SECONDS") or 18)
+    if max_ops is not None:
+        # The op count decides, not the clock; the sanitizers' runs scale
+        # it down (tests/sanitize/run-test).
+        scale = float(os.environ.get("RAID_TEST_OPS_SCALE") or 1)
+        max_ops = max(1, int(max_ops * scale))
+        deadline_s = 3600.0
+    else:
+        deadline_s, max_ops = seconds, 20000
+    only = arrays or os.environ.get("RAID_TEST_ARRAYS", "").split()
+    ops = {}
+    rf.log("seed %d, mix %s (replay: RAID_TEST_SEED=%d RAID_TEST_MIX=%s)"
+           % (seed, mix, seed, mix))
+    os.makedirs(work, exist_ok=True)
+    with faults.Harness(work) as hz:
+        for tag, level, n, md in ARRAYS:
+            if only and tag not in only:
+                continue
+            rng = random.Random("%d-%s" % (seed, tag))
+            r = None
+            try:
+                r = Run(hz, work, level, n, rng, tag, md, mix)
+                rf.log("  %s:" % r.what)
+                took = r.run(time.monotonic() + deadline_s, max_ops)
+                r.finish()
+            except BaseException as e:
+                rf.log("FAILED: seed %d, mix %s, array %s%s: %s"
+                       % (seed, mix, tag, "" if r is None else
+                          ", op %d" % r.op, e))
+                if r is not None:
+                    m = re.search(r"bad bytes (\d+)\.\.(\d+)", str(e))
+                    if m:
+                        lo, hi = int(m.group(1)), int(m.group(2))
+                        rf.log("  the last changes of bytes %d..%d:" % (lo, hi))
+                        for t in [t for t in r.trace
+                                  if t[2] <= hi and t[2] + t[3] > lo][-5:]:
+                            rf.log("    %s: %s of %d bytes at %d" % t)
+                    r.report_failure()
+                else:
+                    log = rf.last_array_log(hz)
+                    if log:
+                        rf.log("  the log of the nbdkit that failed (%s):\n%s"
+                               % (log, open(log, errors="replace").read()[-4000:]))
+                raise
+            ops[tag] = r.op
+            rf.log("    %d ops in %.1f s: %s" % (r.op, took, dict(r.counts)))
+            rf.log("    every read matched the shadow; final scrub and "
+                   "raidcheck.py clean")
+    return ops
+
+
+def parse_regress(path):
+    """random-seeds.regress: "SEED [key=value...]  # why" per line."""
+    runs = []
+    with open(path) as f:
+        for lineno, line in enumerate(f, 1):
+            line = line.split("#", 1)[0].split()
+            if not line:
+                continue
+            run = {"seed": int(line[0])}
+            for kv in line[1:]:
+                k, _, v = kv.partition("=")
+                if k == "mix":
+                    if v not in MIXES:
+                        sys.exit("%s:%d: unknown mix %s" % (path, lineno, v))
+                    run["mix"] = v
+                elif k == "arrays":
+                    run["arrays"] = v.split(",")
+                elif k == "ops":
+                    run["max_ops"] = int(v)
+                elif k == "seconds":
+                    run["seconds"] = float(v)
+                else:
+                    sys.exit("%s:%d: unknown key %s" % (path, lineno, k))
+            runs.append(run)
+    return runs
+
+
+def main():
+    top = os.environ["FAULTS_DIR"]
+    regress = os.environ.get("RAID_TEST_REGRESS")
+    soak = os.environ.get("RAID_TEST_SOAK_MINUTES")
+    if regress:
+        # Every seed runs, even after one failed: the summary names all.
+        runs = parse_regress(regress)
+        failed = []
+        for run in runs:
+            seed = run.pop("seed")
+            mix = run.pop("mix", None) or mix_for(seed)
+            work = os.path.join(top, "seed-%d" % seed)
+            try:
+                run_seed(seed, work, mix, **run)
+            except Exception:
+                traceback.print_exc(file=sys.stdout)
+                failed.append("%d (mix %s)" % (seed, mix))
+                faults._reap_all()
+            shutil.rmtree(work, ignore_errors=True)
+        if failed:
+            rf.log("regression seeds that failed again: %s" % ", ".join(failed))
+            sys.exit(1)
+        rf.log("%d regression seeds of %s passed" % (len(runs), regress))
+    elif soak:
+        end = time.monotonic() + 60 * float(soak)
+        sysrng = random.SystemRandom()
+        seeds, total = 0, collections.Counter()
+        while time.monotonic() < end:
+            seed = sysrng.randrange(1 << 30)
+            mix = mix_for(seed)
+            work = os.path.join(top, "seed-%d" % seed)
+            try:
+                ops = run_seed(seed, work, mix)
+            except BaseException:
+                rf.log("soak: seed %d (mix %s) FAILED after %d seeds passed; "
+                       "replay: RAID_TEST_SEED=%d RAID_TEST_MIX=%s "
+                       "tests/test-raid-fail-random.sh"
+                       % (seed, mix, seeds, seed, mix))
+                raise
+            shutil.rmtree(work, ignore_errors=True)
+            seeds += 1
+            total[mix] += 1
+            total["ops"] += sum(ops.values())
+            rf.log("soak: seed %d (%s) passed: %s; %d seeds so far"
+                   % (seed, mix, ops, seeds))
+        rf.log("soak: %d seeds passed in %s minutes, %d ops; mixes %s"
+               % (seeds, soak, total.pop("ops", 0), dict(total)))
+    else:
+        seed = int(os.environ["SEED"])
+        run_seed(seed, os.path.join(top, "seed-%d" % seed), mix_for(seed))
+
+
+if __name__ == "__main__":
+    main()
