@@ -179,6 +179,16 @@ bool member_same (const struct member *a, const struct member *b);
 
 int member_io_run (struct member_io *ios, size_t n);
 
+/* Where the rest of io's transfer goes: buf + done, or NULL for the
+ * requests without a buffer (flush, punch, zero), where even adding 0 to
+ * NULL would be undefined.
+ */
+static inline uint8_t *
+member_io_cursor (const struct member_io *io)
+{
+  return io->buf ? (uint8_t *) io->buf + io->done : NULL;
+}
+
 /* The file backend, for member.c. */
 struct member *member_file_open (const char *path, bool direct);
 bool member_file_same (const struct member *a, const struct member *b);

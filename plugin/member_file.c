@@ -169,7 +169,7 @@ fallocate_io (struct member_io *io)
 static void
 prep (struct io_uring_sqe *sqe, struct member_io *io)
 {
-  uint8_t *buf = (uint8_t *) io->buf + io->done;
+  uint8_t *buf = member_io_cursor (io);
   uint64_t off = io->offset + io->done;
   unsigned int len = io->len - io->done > 0x40000000
     ? 0x40000000 : io->len - io->done;
@@ -251,7 +251,7 @@ sync_io (struct member_io *io)
     return;
   }
   while (io->done < io->len) {
-    uint8_t *buf = (uint8_t *) io->buf + io->done;
+    uint8_t *buf = member_io_cursor (io);
     uint64_t off = io->offset + io->done;
     struct iovec iov = { .iov_base = buf, .iov_len = io->len - io->done };
     ssize_t r = io->op == MEMBER_READ ? pread (fd, buf, iov.iov_len, off)

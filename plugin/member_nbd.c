@@ -772,7 +772,7 @@ issue (struct nbd_handle *h, struct member_io *io, uint64_t *sent)
 {
   struct nbd_member *nm = io->member->priv;
   uint64_t len = io->len - io->done;
-  uint8_t *buf = (uint8_t *) io->buf + io->done;
+  uint8_t *buf = member_io_cursor (io);
   uint64_t off = io->offset + io->done;
 
   if (len > nm->max_command)
