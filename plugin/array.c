@@ -227,6 +227,8 @@ array_close (struct array *a)
   array_jobs_stop (a);
   if (a->cache)
     md_array_close (a);
+  else
+    md_array_discard (a);       /* array_open failed: write nothing */
   stripe_cache_destroy (a->cache);
   for (int i = 0; i < a->nmembers; i++)
     member_close (a->members[i]);

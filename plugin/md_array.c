@@ -1095,7 +1095,19 @@ md_array_close (struct array *a)
                       "superblocks do not record it", a->members[i]->name);
   array_flush (a);              /* marks it clean */
   checkpoint_resync (a, a->md);  /* unless a resync was under way */
-  md_bitmap_close (a->md->bitmap);      /* and clears the bits */
+  md_array_discard (a);         /* the bitmap clears its bits */
+}
+
+/* Free what assembly made, writing nothing: also for an array_open that
+ * failed after the superblocks were read.  The bitmap writes only once
+ * its daemon ran (after the fork).
+ */
+void
+md_array_discard (struct array *a)
+{
+  if (a->md == NULL)
+    return;
+  md_bitmap_close (a->md->bitmap);
   pthread_mutex_destroy (&a->md->lock);
   free (a->md);
   a->md = NULL;

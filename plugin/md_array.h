@@ -42,6 +42,8 @@ void md_array_row_resynced (struct array *a, uint64_t row);
 struct md_bitmap_stats;
 bool md_array_bitmap_stats (struct array *a, struct md_bitmap_stats *st);
 void md_array_close (struct array *a);
+/* Free the md state without writing anything (array_open failed). */
+void md_array_discard (struct array *a);
 
 struct member;
 /* Whether m, offered as a replacement, carries another array's md
