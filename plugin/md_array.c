@@ -297,7 +297,11 @@ slot_of_role (const struct md_super *ref, int r)
   return UINT32_MAX;
 }
 
-/* Put the members in role order, failing the ones md would not use. */
+/* Put the members in role order, setting aside the ones md would not
+ * use.  Nothing changes in a->members[] and a->retired[] unless it
+ * succeeds: until then every member is a->members[]'s, for array_close
+ * to close once.
+ */
 static int
 order_members (struct array *a, const struct array_config *cfg,
                struct md_super *sbs, const struct md_super *ref,
@@ -305,13 +309,16 @@ order_members (struct array *a, const struct array_config *cfg,
 {
   struct member *ordered[GEOMETRY_MAX_MEMBERS] = { NULL };
   const char *names[GEOMETRY_MAX_MEMBERS] = { NULL };
+  struct member *aside[GEOMETRY_MAX_MEMBERS];
+  bool made[GEOMETRY_MAX_MEMBERS] = { false };  /* by member_missing */
+  int naside = 0;
 
   for (int i = 0; i < a->nmembers; i++) {
     const struct md_super *s = &sbs[i];
     int role;
 
     if (s->role < -1) {         /* missing */
-      a->retired[a->nretired++] = a->members[i];
+      aside[naside++] = a->members[i];
       continue;
     }
     if (s->dev_number >= ref->max_dev) {
@@ -331,7 +338,7 @@ order_members (struct array *a, const struct array_config *cfg,
                     stale (s, ref) ? "its superblock is stale "
                     "(it failed or was removed earlier)"
                     : role == MD_ROLE_SPARE ? "it is a spare" : "marked faulty");
-      a->retired[a->nretired++] = a->members[i];
+      aside[naside++] = a->members[i];
       continue;
     }
     if (ordered[role]) {
@@ -360,16 +367,23 @@ order_members (struct array *a, const struct array_config *cfg,
     md->dev_number[role] = s->dev_number;
     memcpy (md->device_uuid[role], s->device_uuid, 16);
   }
-  for (int r = 0; r < ref->raid_disks; r++) {
+  for (int r = 0; r < ref->raid_disks; r++)
     if (ordered[r] == NULL) {
       ordered[r] = member_missing ();
-      if (ordered[r] == NULL)
+      if (ordered[r] == NULL) {
+        for (int k = 0; k < r; k++)
+          if (made[k])
+            member_close (ordered[k]);
         return -1;
+      }
+      made[r] = true;
       md->dev_number[r] = slot_of_role (ref, r);
       nbdkit_debug ("raid: role %d has no member: degraded", r);
     }
+  for (int k = 0; k < naside; k++)
+    a->retired[a->nretired++] = aside[k];
+  for (int r = 0; r < ref->raid_disks; r++)
     a->members[r] = ordered[r];
-  }
   a->nmembers = ref->raid_disks;
   return 0;
 }

@@ -222,3 +222,7 @@ test_stripe_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
 test_stripe_LDADD = $(top_builddir)/parity/libparity.la $(CHECK_LIBS) \
 	$(PTHREAD_LIBS)
 endif
+
+# Assembly refused after a member was set aside: a refusal, not a crash.
+TESTS += test-raid-md-claimed-twice.sh
+EXTRA_DIST += test-raid-md-claimed-twice.sh
