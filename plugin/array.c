@@ -16,11 +16,11 @@
  * cache instead, which rebuilds it from the other members under the row's
  * lock, so that no write can change the row half way through.
  *
- * Failures.  Any error from a member fails that member for good
- * (member_fail), but EOPNOTSUPP from a punch or zero-range, which has a
- * fallback; the array goes on degraded while no more members
- * have failed than the level tolerates (1 for RAID-5, 2 for RAID-6), and
- * after that every request fails with EIO.
+ * Failures are members.c's: a failed request fails its member for good
+ * (but a punch or zero-range a member cannot do, which has a fallback),
+ * and the array goes on degraded while no more members have failed than
+ * the level tolerates (1 for RAID-5, 2 for RAID-6); after that every
+ * request fails with EIO.
  *
  * Writes go row by row through the stripe cache (stripe.c), which holds the
  * row's lock while it reads what it needs, updates P/Q and writes.  A thread
@@ -51,24 +51,6 @@
 #define PAGE 4096
 #define READ_BATCH 64
 
-static int
-open_members (struct array *a, const struct array_config *cfg)
-{
-  for (int i = 0; i < cfg->ndisks; i++) {
-    a->members[i] = member_open (cfg->disks[i], cfg->direct);
-    if (a->members[i] == NULL)
-      return -1;
-    a->nmembers = i + 1;
-    for (int j = 0; j < i; j++)
-      if (member_same (a->members[i], a->members[j])) {
-        nbdkit_error ("member %s: the same disk as member %d (%s)",
-                      cfg->disks[i], j, cfg->disks[j]);
-        return -1;
-      }
-  }
-  return 0;
-}
-
 /* The stripe cache reads and writes whole 4 KiB pages from the data
  * offset on, and the metadata is 4 KiB aligned: a member whose alignment
  * does not divide both cannot be served.
@@ -95,11 +77,14 @@ smallest_member (const struct array *a, int *which)
 {
   uint64_t min = UINT64_MAX;
 
-  for (int i = 0; i < a->nmembers; i++)
-    if (!member_failed (a->members[i]) && a->members[i]->size < min) {
-      min = a->members[i]->size;
+  for (int i = 0; i < a->ms.n; i++) {
+    struct member *m = members_at (&a->ms, i);
+
+    if (!member_failed (m) && m->size < min) {
+      min = m->size;
       *which = i;
     }
+  }
   return min;
 }
 
@@ -120,15 +105,16 @@ array_open (const struct array_config *cfg_in)
   a->readonly = cfg->readonly;
   a->rebuild_rate = cfg->rebuild_rate;
   a->can_punch = a->can_zero_range = true;
+  members_init (&a->ms);
   array_jobs_init (a);
-  if (open_members (a, cfg) == -1)
+  if (members_open (&a->ms, cfg->disks, cfg->ndisks, cfg->direct) == -1)
     goto err;
   if (cfg->create && cfg->readonly) {
     nbdkit_error ("create=true writes superblocks: it cannot go with a "
                   "read-only array (nbdkit -r or readonly=true)");
     goto err;
   }
-  if (md_array_assemble (a, cfg, &md_bytes) == -1)
+  if (md_array_assemble (&a->ms, cfg, &md_bytes, &a->md) == -1)
     goto err;
   if (cfg->create && !cfg->set_data_offset)
     cfg->data_offset = 1024 * 1024;   /* room for the superblock */
@@ -139,7 +125,7 @@ array_open (const struct array_config *cfg_in)
   }
 
   min = md_bytes ? md_bytes : smallest_member (a, &small);
-  if (geometry_init (&a->g, cfg->level, cfg->layout, a->nmembers, cfg->chunk,
+  if (geometry_init (&a->g, cfg->level, cfg->layout, a->ms.n, cfg->chunk,
                      cfg->data_offset, min, &why) == -1) {
     if (strstr (why, "small"))    /* the errors about member sizes */
       nbdkit_error ("raid: %s (smallest member: %s, %" PRIu64 " bytes)",
@@ -149,25 +135,29 @@ array_open (const struct array_config *cfg_in)
     goto err;
   }
 
-  for (int i = 0; i < a->nmembers; i++)
-    if ((why = array_cannot_align (a, a->members[i])) != NULL) {
-      nbdkit_error ("member %s: %s", a->members[i]->name, why);
+  members_set_level (&a->ms, a->g.level);
+  for (int i = 0; i < a->ms.n; i++) {
+    struct member *m = members_at (&a->ms, i);
+
+    if ((why = array_cannot_align (a, m)) != NULL) {
+      nbdkit_error ("member %s: %s", m->name, why);
       goto err;
     }
+  }
 
-  if (array_failed_members (a) > array_tolerance (a)) {
+  if (!members_can_serve (&a->ms)) {
     nbdkit_error ("raid: %d members are missing, RAID-%d can serve with at "
-                  "most %d", array_failed_members (a), a->g.level,
-                  array_tolerance (a));
+                  "most %d", members_failed (&a->ms), a->g.level,
+                  a->ms.tolerance);
     goto err;
   }
 
-  a->cache = stripe_cache_create (&a->g, a->members, cfg->cache_bytes);
+  a->cache = stripe_cache_create (&a->g, &a->ms, cfg->cache_bytes);
   if (a->cache == NULL) {
     nbdkit_error ("stripe cache: %m");
     goto err;
   }
-  if (cfg->create && md_array_create (a, cfg) == -1)
+  if (cfg->create && md_array_create (&a->ms, &a->g, cfg, &a->md) == -1)
     goto err;
   return a;
 
@@ -176,44 +166,14 @@ array_open (const struct array_config *cfg_in)
   return NULL;
 }
 
-int
-array_tolerance (const struct array *a)
-{
-  return a->g.level == 6 ? 2 : 1;
-}
-
-int
-array_failed_members (const struct array *a)
-{
-  int n = 0;
-
-  for (int i = 0; i < a->nmembers; i++)
-    n += member_failed (a->members[i]);
-  return n;
-}
-
-/* A punch or zero-range that a member cannot do (EOPNOTSUPP) is a missing
- * feature with a fallback (zero_rows writes zeroes instead), not a broken
- * member.  Any other failure is, a flush's EOPNOTSUPP included: the
- * member did not make its writes durable.
- */
-static bool
-missing_feature (const struct member_io *io)
-{
-  return io->err == EOPNOTSUPP &&
-    (io->op == MEMBER_PUNCH || io->op == MEMBER_ZERO);
-}
-
-/* Fail the members whose requests failed (but for missing features).  0
- * if the array can still serve, else -1 with errno EIO.
+/* The failure policy (members.c) for the requests of a batch that failed;
+ * then 0 if the array can still serve, else -1 with errno EIO.
  */
 static int
 fail_members (struct array *a, const struct member_io *ios, size_t n)
 {
-  for (size_t i = 0; i < n; i++)
-    if (ios[i].err && !missing_feature (&ios[i]))
-      member_fail (ios[i].member, ios[i].err);
-  if (array_failed_members (a) <= array_tolerance (a))
+  members_io_failed (ios, n);
+  if (members_can_serve (&a->ms))
     return 0;
   errno = EIO;
   return -1;
@@ -226,12 +186,10 @@ array_close (struct array *a)
     return;
   array_jobs_stop (a);
   if (a->cache)
-    md_array_close (a);
+    array_flush (a);            /* marks md's superblocks clean */
+  md_array_close (a->md);
   stripe_cache_destroy (a->cache);
-  for (int i = 0; i < a->nmembers; i++)
-    member_close (a->members[i]);
-  for (int i = 0; i < a->nretired; i++)
-    member_close (a->retired[i]);
+  members_destroy (&a->ms);
   array_jobs_destroy (a);
   free (a);
 }
@@ -328,14 +286,15 @@ read_pieces (struct array *a, void *buf, uint64_t count, uint64_t offset)
       geometry_map_stripe (&a->g, loc.stripe, &map);
       mapped = loc.stripe;
     }
-    m = a->members[map.data_member[loc.chunk]];
+    m = members_at (&a->ms, map.data_member[loc.chunk]);
     moff = geometry_member_offset (&a->g, loc.stripe) + loc.within;
 
     if (!member_readable (m, loc.stripe))
       r = read_degraded (a, p, len, offset);
     else if (needs_bounce (m, p, len, moff)) {
       if (read_bounced (m, p, len, moff) == -1)
-        r = fail_members (a, &(struct member_io) { .member = m, .err = errno }, 1)
+        r = fail_members (a, &(struct member_io) {
+            .member = m, .op = MEMBER_READ, .err = errno }, 1)
           ?: read_degraded (a, p, len, offset);
     }
     else {
@@ -395,16 +354,16 @@ request_rows (const struct array *a, uint64_t count, uint64_t offset,
   *end = count ? (offset + count - 1) / a->g.stripe_data_bytes + 1 : *first;
 }
 
-/* Every request works in a reader section (array_enter, rebuild.c), so
- * that no member it finds in a->members[] is closed under it.
+/* Every request works in a reader section (members.c), so that no member
+ * it finds in the member table is closed under it.
  */
 int
 array_read (struct array *a, void *buf, uint64_t count, uint64_t offset)
 {
-  unsigned t = array_enter (a);
+  unsigned t = members_enter (&a->ms);
   int r = read_pieces (a, buf, count, offset);
 
-  array_exit (a, t);
+  members_exit (&a->ms, t);
   return r;
 }
 
@@ -413,7 +372,7 @@ array_write (struct array *a, const void *buf, uint64_t count,
              uint64_t offset, bool fua)
 {
   uint64_t first, end;
-  unsigned t = array_enter (a);
+  unsigned t = members_enter (&a->ms);
   int r = -1;
 
   if (a->readonly) {
@@ -421,11 +380,11 @@ array_write (struct array *a, const void *buf, uint64_t count,
     return -1;
   }
   request_rows (a, count, offset, &first, &end);
-  if (md_array_write_begin (a, first, end) == 0) {
+  if (md_array_write_begin (a->md, first, end) == 0) {
     r = write_rows (a, buf, count, offset, fua);
-    md_array_write_end (a, first, end);
+    md_array_write_end (a->md, first, end);
   }
-  array_exit (a, t);
+  members_exit (&a->ms, t);
   return r;
 }
 
@@ -440,8 +399,8 @@ discard_row (struct array *a, uint64_t stripe, enum member_op op, bool fua,
   struct member_io ios[GEOMETRY_MAX_MEMBERS];
   int n = 0;
 
-  for (int m = 0; m < a->nmembers; m++) {
-    struct member *mb = a->members[m];
+  for (int m = 0; m < a->ms.n; m++) {
+    struct member *mb = members_at (&a->ms, m);
 
     if (!member_failed (mb))
       ios[n++] = (struct member_io) {
@@ -545,7 +504,7 @@ array_zero (struct array *a, uint64_t count, uint64_t offset, bool may_trim,
             bool fast, bool fua)
 {
   uint64_t first, end;
-  unsigned t = array_enter (a);
+  unsigned t = members_enter (&a->ms);
   int r = -1;
 
   if (a->readonly) {
@@ -553,11 +512,11 @@ array_zero (struct array *a, uint64_t count, uint64_t offset, bool may_trim,
     return -1;
   }
   request_rows (a, count, offset, &first, &end);
-  if (md_array_write_begin (a, first, end) == 0) {
+  if (md_array_write_begin (a->md, first, end) == 0) {
     r = zero_or_trim (a, count, offset, may_trim, fast, fua);
-    md_array_write_end (a, first, end);
+    md_array_write_end (a->md, first, end);
   }
-  array_exit (a, t);
+  members_exit (&a->ms, t);
   return r;
 }
 
@@ -577,13 +536,13 @@ array_after_fork (struct array *a)
 {
   char *why;
 
-  if (md_array_after_fork (a) == -1)
+  if (md_array_after_fork (a->md) == -1)
     return -1;
   if (a->readonly)
     return 0;
-  if (array_rebuilding_member (a) >= 0)
+  if (members_rebuilding (&a->ms) >= 0)
     return array_rebuild_resume (a);
-  if (md_array_needs_resync (a) && array_resync_start (a, &why) == -1) {
+  if (md_array_needs_resync (a->md) && array_resync_start (a, &why) == -1) {
     nbdkit_error ("raid: cannot start the resync: %s", why);
     return -1;
   }
@@ -594,13 +553,13 @@ int
 array_flush (struct array *a)
 {
   struct member_io ios[GEOMETRY_MAX_MEMBERS];
-  unsigned t = array_enter (a);
+  unsigned t = members_enter (&a->ms);
   int n = 0, r = 0;
 
   if (a->readonly)              /* nothing to make durable */
     return 0;
-  for (int m = 0; m < a->nmembers; m++) {
-    struct member *mb = a->members[m];
+  for (int m = 0; m < a->ms.n; m++) {
+    struct member *mb = members_at (&a->ms, m);
 
     if (!member_failed (mb))
       ios[n++] = (struct member_io) { .member = mb, .op = MEMBER_FLUSH };
@@ -610,7 +569,7 @@ array_flush (struct array *a)
     r = -1;
   }
   else
-    md_array_flushed (a);
-  array_exit (a, t);
+    md_array_flushed (a->md);
+  members_exit (&a->ms, t);
   return r;
 }

@@ -31,9 +31,9 @@
  * ends, so that shutdown, and the clean superblocks it writes, never wait
  * for a client.
  *
- * The acceptor also calls array_reclaim at least once a second, so that
+ * The acceptor also calls members_reclaim at least once a second, so that
  * members retired by replace are closed soon after the last reader that
- * could hold them has left (see rebuild.c).
+ * could hold them has left (see members.c).
  *
  * Locks: clients_lock guards the client table; it is never held while a
  * command runs.
@@ -324,7 +324,7 @@ acceptor_thread (void *arg)
       if (fd >= 0)
         new_client (fd);
     }
-    array_reclaim (array);
+    members_reclaim (&array->ms);
   }
   return NULL;
 }

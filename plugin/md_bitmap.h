@@ -8,7 +8,7 @@
 
 #include "metadata.h"
 
-struct array;
+struct members;
 struct md_bitmap;
 
 /* Where the area is and what it maps: bytes from the member's start, the
@@ -28,7 +28,7 @@ struct md_bitmap_place {
  * is stale) need a resync.  Returns NULL with a static message in *why,
  * and in *from the name of the member it read (or NULL).
  */
-struct md_bitmap *md_bitmap_load (struct array *a,
+struct md_bitmap *md_bitmap_load (struct members *ms,
                                   const struct md_bitmap_place *place,
                                   const struct md_super *ref, bool dirty,
                                   const char **why, const char **from);
@@ -36,7 +36,7 @@ struct md_bitmap *md_bitmap_load (struct array *a,
 /* A new bitmap for create=true, every bit set and needing the initial
  * resync (as mdadm makes them).  Written by the first md_bitmap_events.
  */
-struct md_bitmap *md_bitmap_new (struct array *a,
+struct md_bitmap *md_bitmap_new (struct members *ms,
                                  const struct md_bitmap_place *place,
                                  const uint8_t uuid[16], uint64_t chunksize,
                                  uint32_t daemon_sleep, const char **why);

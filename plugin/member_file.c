@@ -365,9 +365,12 @@ file_close (struct member *m)
   free (m);
 }
 
+static bool file_same (const struct member *a, const struct member *b);
+
 static const struct member_ops file_ops = {
   .kind = "file",
   .io = file_io,
+  .same = file_same,
   .close = file_close,
 };
 
@@ -431,8 +434,8 @@ member_file_open (const char *path, bool direct)
   return NULL;
 }
 
-bool
-member_file_same (const struct member *a, const struct member *b)
+static bool
+file_same (const struct member *a, const struct member *b)
 {
   const struct file_member *fa = a->priv, *fb = b->priv;
 

@@ -84,7 +84,7 @@
  * Aliases.  Two URIs can name one export (nbd://localhost:P and
  * nbd://127.0.0.1:P; two spellings of one socket path), and two members
  * that are one disk would silently destroy the redundancy.  So
- * member_nbd_same compares what the open connections lead to, never the
+ * nbd_same compares what the open connections lead to, never the
  * URIs: the same size, the same export name, and the same server:
  *  - Unix sockets: the server process, from the connection's peer
  *    credentials (SO_PEERCRED).  That is a property of the connection, not
@@ -1055,9 +1055,12 @@ nbd_member_close (struct member *m)
   free (m);
 }
 
+static bool nbd_same (const struct member *a, const struct member *b);
+
 static const struct member_ops nbd_ops = {
   .kind = "nbd",
   .io = nbd_io,
+  .same = nbd_same,
   .close = nbd_member_close,
 };
 
@@ -1171,8 +1174,8 @@ member_nbd_open (const char *uri)
   return NULL;
 }
 
-bool
-member_nbd_same (const struct member *a, const struct member *b)
+static bool
+nbd_same (const struct member *a, const struct member *b)
 {
   const struct nbd_member *na = a->priv, *nb = b->priv;
 

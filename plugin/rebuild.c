@@ -39,44 +39,8 @@
  * consistent snapshot.  The member table's replacement happens under
  * job_lock too.
  *
- * Reclaiming replaced members.  A replaced member must be closed (its
- * fd, its NBD connection) once nothing can use it, but requests, the job
- * thread, the bitmap's thread and md_array.c all read a->members[]
- * without a lock, and a request may hold a member for as long as its I/O
- * takes.  The rules:
- *
- *   - Readers.  Code that takes a member from a->members[] and uses it
- *     does so between array_enter and array_exit, a reader section: each
- *     client request (array.c's entry points), each row of a job (never
- *     across a throttle wait), each bitmap clearing pass, a replace's own
- *     checks.  Sections never block, allocate nothing (two atomic
- *     increments and a decrement on two counters) and nest.  Code that
- *     holds job_lock may also read the table: it changes only under
- *     job_lock, and a member in the table is never closed.
- *   - Identity.  Across sections only a member's serial may be kept, never
- *     its address: once out of a section the member may be closed and its
- *     memory reused by the next replacement (rebuild_member, md_bitmap.c's
- *     written[]).  md_array.c's written_as[] compares addresses, but every
- *     replace rewrites it in the same job_lock hold that retires the old
- *     member, so it never holds one that can be closed.
- *   - Epochs (a two-counter scheme, as in sleepable RCU).  A reader counts
- *     itself in readers[epoch & 1], checking that the epoch did not move
- *     meanwhile.  replace puts the old member in limbo tagged with the
- *     epoch it was retired in (under job_lock, with the new member's
- *     publication).  array_reclaim, under job_lock, never waiting: with
- *     epoch e, every reader of epochs up to e - 2 has left (invariant:
- *     the epoch moves from e to e + 1 only when readers[(e - 1) & 1] is
- *     zero, so a parity is reused only empty); if readers[(e - 1) & 1] is
- *     zero now, the readers of e - 1 have left too.  Members retired
- *     before the first epoch with readers left are closed (outside
- *     job_lock); if any was retired in e, the epoch moves on.  A member
- *     retired in epoch r can be held only by readers of r - 1 and r, so it
- *     is closed two reclaims after the readers of its time have left.
- *   - Bounds.  replace and the control socket's acceptor (once a second)
- *     call array_reclaim; limbo holds ARRAY_MAX_LIMBO members, and a
- *     replace that finds it full is refused before it changes anything
- *     (that takes that many replaces while some request hangs).  At close
- *     no reader is left and limbo is emptied.
+ * Replacing a member and reclaiming the old one once no reader can hold
+ * it: see members.c.
  */
 
 #include <config.h>
@@ -144,7 +108,6 @@ array_jobs_init (struct array *a)
   pthread_condattr_t attr;
 
   pthread_mutex_init (&a->job_lock, NULL);
-  a->epoch = 2;                 /* so that epoch - 2 never wraps */
   pthread_condattr_init (&attr);
   pthread_condattr_setclock (&attr, CLOCK_MONOTONIC);
   pthread_cond_init (&a->job_wake, &attr);
@@ -154,68 +117,8 @@ array_jobs_init (struct array *a)
 void
 array_jobs_destroy (struct array *a)
 {
-  for (int k = 0; k < a->nlimbo; k++)
-    member_close (a->limbo[k].m);
-  a->nlimbo = 0;
   pthread_cond_destroy (&a->job_wake);
   pthread_mutex_destroy (&a->job_lock);
-}
-
-unsigned
-array_enter (struct array *a)
-{
-  for (;;) {
-    uint64_t e = __atomic_load_n (&a->epoch, __ATOMIC_SEQ_CST);
-
-    __atomic_fetch_add (&a->readers[e & 1], 1, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n (&a->epoch, __ATOMIC_SEQ_CST) == e)
-      return e & 1;
-    /* The epoch moved on between the two loads: count in the new one. */
-    __atomic_fetch_sub (&a->readers[e & 1], 1, __ATOMIC_RELEASE);
-  }
-}
-
-void
-array_exit (struct array *a, unsigned token)
-{
-  __atomic_fetch_sub (&a->readers[token], 1, __ATOMIC_RELEASE);
-}
-
-void
-array_reclaim (struct array *a)
-{
-  struct member *dead[ARRAY_MAX_LIMBO];
-  int ndead = 0, kept = 0;
-  bool current = false;
-
-  pthread_mutex_lock (&a->job_lock);
-  if (a->nlimbo > 0) {
-    uint64_t e = __atomic_load_n (&a->epoch, __ATOMIC_SEQ_CST);
-    bool last_gone =
-      __atomic_load_n (&a->readers[(e - 1) & 1], __ATOMIC_SEQ_CST) == 0;
-    /* Readers of epoch e - 2 and before have all left; of e - 1 too if
-     * none is counted in its parity now.
-     */
-    uint64_t safe_below = last_gone ? e : e - 1;
-
-    for (int k = 0; k < a->nlimbo; k++)
-      if (a->limbo[k].epoch < safe_below)
-        dead[ndead++] = a->limbo[k].m;
-      else {
-        current |= a->limbo[k].epoch == e;
-        a->limbo[kept++] = a->limbo[k];
-      }
-    a->nlimbo = kept;
-    /* Members retired in epoch e become safe once the readers of e have
-     * left: start counting new readers apart.  Only now that e - 1's
-     * parity is empty may it be reused.
-     */
-    if (last_gone && current)
-      __atomic_store_n (&a->epoch, e + 1, __ATOMIC_SEQ_CST);
-  }
-  pthread_mutex_unlock (&a->job_lock);
-  for (int k = 0; k < ndead; k++)
-    member_close (dead[k]);
 }
 
 /* Ask the running job, if any, to stop; job_lock held. */
@@ -228,24 +131,14 @@ job_stop_locked (struct array *a)
   }
 }
 
-int
-array_rebuilding_member (const struct array *a)
-{
-  for (int i = 0; i < a->nmembers; i++)
-    if (__atomic_load_n (&a->members[i]->state, __ATOMIC_ACQUIRE) ==
-        MEMBER_REBUILDING)
-      return i;
-  return -1;
-}
-
 /* Member i, if it is still the one with this serial and has not failed;
- * between array_enter and array_exit.  (The serial, not the address: a
+ * in a reader section (members.c).  (The serial, not the address: a
  * member replaced meanwhile may have been closed and its memory reused.)
  */
 static struct member *
 still_member (struct array *a, int i, uint64_t serial)
 {
-  struct member *m = a->members[i];
+  struct member *m = members_at (&a->ms, i);
 
   return m->serial == serial && !member_failed (m) ? m : NULL;
 }
@@ -267,44 +160,41 @@ rebuild_member (struct array *a, struct array_job *j, int i, uint64_t serial)
     struct stripe_head *sh;
     int r;
 
-    t = array_enter (a);
+    t = members_enter (&a->ms);
     if ((m = still_member (a, i, serial)) == NULL) {
-      array_exit (a, t);
+      members_exit (&a->ms, t);
       return 0;                 /* failed or replaced again meanwhile */
     }
     sh = stripe_cache_get (a->cache, s);
     if (sh == NULL) {
-      array_exit (a, t);
+      members_exit (&a->ms, t);
       return -1;
     }
     r = stripe_rebuild_row (a->cache, sh, i);
     if (r == 0)
-      __atomic_store_n (&m->recovery_stripe, s + 1, __ATOMIC_RELEASE);
+      member_rebuilt_to (m, s + 1);
     stripe_cache_put (a->cache, sh);
     if (r == -1) {
       nbdkit_error ("raid: rebuild of member %d (%s) stopped at row %" PRIu64
                     ": %m", i, m->name, s);
       r = member_failed (m) ? 0 : -1;
-      array_exit (a, t);
+      members_exit (&a->ms, t);
       return r;
     }
     if ((s + 1) % 256 == 0)
-      md_array_states_changed (a);      /* record the recovery offset */
-    array_exit (a, t);
+      md_array_states_changed (a->md);      /* record the recovery offset */
+    members_exit (&a->ms, t);
     throttle (a, j, (s + 1 - first) * a->g.chunk, start);
   }
-  t = array_enter (a);
+  t = members_enter (&a->ms);
   m = still_member (a, i, serial);
   if (!stopping (j) && m && member_readable (m, a->g.stripes - 1)) {
-    int expected = MEMBER_REBUILDING;
-
-    __atomic_compare_exchange_n (&m->state, &expected, MEMBER_IN_SYNC, false,
-                                 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-    md_array_states_changed (a);
+    member_rebuilt (m);
+    md_array_states_changed (a->md);
     nbdkit_debug ("raid: member %d (%s) rebuilt in %.1f s", i, m->name,
                   (now_ns () - start) / 1e9);
   }
-  array_exit (a, t);
+  members_exit (&a->ms, t);
   return 0;
 }
 
@@ -326,7 +216,7 @@ record_bad_data (struct array_job *j, uint64_t stripe, int member)
 static uint64_t
 next_row (struct array *a, const struct array_job *j, uint64_t s)
 {
-  return j->resync ? md_array_resync_next_row (a, s) : s;
+  return j->resync ? md_array_resync_next_row (a->md, s) : s;
 }
 
 /* Go over the rows; returns whether it went over all of them. */
@@ -342,7 +232,7 @@ scrub (struct array *a, struct array_job *j)
   }
   for (s = next_row (a, j, 0); s < a->g.stripes && !stopping (j);
        s = next_row (a, j, s + 1)) {
-    unsigned t = array_enter (a);
+    unsigned t = members_enter (&a->ms);
     struct stripe_head *sh = stripe_cache_get (a->cache, s);
     struct stripe_scrub res;
     int r = -1;
@@ -351,7 +241,7 @@ scrub (struct array *a, struct array_job *j)
       r = stripe_scrub_row (a->cache, sh, j->repair, scratch, &res);
       stripe_cache_put (a->cache, sh);
     }
-    array_exit (a, t);
+    members_exit (&a->ms, t);
     if (sh == NULL)
       break;
     if (r == -1) {
@@ -359,7 +249,7 @@ scrub (struct array *a, struct array_job *j)
       break;
     }
     if (j->resync)
-      md_array_row_resynced (a, s);
+      md_array_row_resynced (a->md, s);
     __atomic_fetch_add (&j->mismatch_cnt, res.mismatches, __ATOMIC_RELAXED);
     if (res.bad_data_member >= 0)
       record_bad_data (j, s, res.bad_data_member);
@@ -392,14 +282,14 @@ next_or_finish (struct array *a, struct array_job *j, uint64_t *serial)
   int i;
 
   pthread_mutex_lock (&a->job_lock);
-  i = stopping (j) ? -1 : array_rebuilding_member (a);
+  i = stopping (j) ? -1 : members_rebuilding (&a->ms);
   if (i >= 0) {
-    struct member *m = a->members[i];   /* stays while job_lock is held */
+    struct member *m = members_at (&a->ms, i);   /* stays while job_lock is held */
 
     *serial = m->serial;
     j->member = i;
     j->member_start = now_ns ();
-    j->first_row = __atomic_load_n (&m->recovery_stripe, __ATOMIC_ACQUIRE);
+    j->first_row = member_recovery_stripe (m);
     nbdkit_debug ("raid: rebuilding member %d (%s) from row %" PRIu64, i,
                   m->name, j->first_row);
   }
@@ -421,10 +311,10 @@ job_thread (void *arg)
     bool finished = scrub (a, j);
 
     if (finished && j->repair) {
-      unsigned t = array_enter (a);
+      unsigned t = members_enter (&a->ms);
 
-      md_array_resynced (a);
-      array_exit (a, t);
+      md_array_resynced (a->md);
+      members_exit (&a->ms, t);
     }
     job_end (a, j, finished);
     return NULL;
@@ -498,24 +388,12 @@ array_rebuild_resume (struct array *a)
   int r = 0;
 
   pthread_mutex_lock (&a->job_lock);
-  if (array_rebuilding_member (a) >= 0 && a->job == NULL)
+  if (members_rebuilding (&a->ms) >= 0 && a->job == NULL)
     r = rebuild_start (a, &why);
   pthread_mutex_unlock (&a->job_lock);
   if (r == -1)
     nbdkit_error ("raid: cannot resume the rebuild: %s", why);
   return r;
-}
-
-/* Members that hold every row; job_lock held. */
-static int
-in_sync_members (const struct array *a)
-{
-  int n = 0;
-
-  for (int i = 0; i < a->nmembers; i++)
-    n += __atomic_load_n (&a->members[i]->state, __ATOMIC_ACQUIRE) ==
-      MEMBER_IN_SYNC;
-  return n;
 }
 
 /* Refused if the array could not serve without the member; and unless
@@ -535,25 +413,25 @@ array_fail_member (struct array *a, int i, bool force, char **why)
     return -1;
   }
   pthread_mutex_lock (&a->job_lock);
-  if (i < 0 || i >= a->nmembers)
+  if (i < 0 || i >= a->ms.n)
     *why = "no such member";
-  else if (!member_failed (a->members[i]) &&
-           array_failed_members (a) + 1 > array_tolerance (a))
+  else if (!member_failed (members_at (&a->ms, i)) &&
+           members_failed (&a->ms) + 1 > a->ms.tolerance)
     *why = "failing it would leave the array unable to serve";
   else if (!force &&
-           __atomic_load_n (&a->members[i]->state, __ATOMIC_ACQUIRE) ==
-           MEMBER_IN_SYNC &&
-           in_sync_members (a) - 1 < a->nmembers - array_tolerance (a)) {
+           member_state (members_at (&a->ms, i)) == MEMBER_IN_SYNC &&
+           members_in_sync (&a->ms) - 1 < a->ms.n - a->ms.tolerance) {
     snprintf (msg, sizeof msg, "failing member %d would leave %d members in "
               "sync, RAID-%d needs %d (member %d is rebuilding); 'fail %d "
-              "force' fails it anyway", i, in_sync_members (a) - 1, a->g.level,
-              a->nmembers - array_tolerance (a),
-              array_rebuilding_member (a), i);
+              "force' fails it anyway", i, members_in_sync (&a->ms) - 1,
+              a->g.level,
+              a->ms.n - a->ms.tolerance,
+              members_rebuilding (&a->ms), i);
     *why = msg;
   }
   else {
-    member_fail (a->members[i], EIO);
-    md_array_states_changed (a);
+    member_fail (members_at (&a->ms, i), EIO);
+    md_array_states_changed (a->md);
     r = 0;
   }
   pthread_mutex_unlock (&a->job_lock);
@@ -569,7 +447,7 @@ foreign (struct array *a, struct member *m, const char *name, char *msg,
 {
   char what[256];
 
-  switch (md_array_foreign (a, m, what, sizeof what)) {
+  switch (md_array_foreign (a->md, m, what, sizeof what)) {
   case 0:
     return 0;
   case 1:
@@ -595,15 +473,15 @@ replace_member (struct array *a, int i, const char *name, bool force,
     *why = "the array is read-only";
     return -1;
   }
-  if (i < 0 || i >= a->nmembers) {
+  if (i < 0 || i >= a->ms.n) {
     *why = "no such member";
     return -1;
   }
-  if (!member_failed (a->members[i])) {
+  if (!member_failed (members_at (&a->ms, i))) {
     *why = "the member has not failed: fail it first";
     return -1;
   }
-  if (array_failed_members (a) > array_tolerance (a)) {
+  if (members_failed (&a->ms) > a->ms.tolerance) {
     *why = "too many members have failed for the array to be rebuilt";
     return -1;
   }
@@ -611,7 +489,7 @@ replace_member (struct array *a, int i, const char *name, bool force,
     *why = "the replacement cannot be 'missing'";
     return -1;
   }
-  m = member_open (name, a->direct);
+  m = members_open_member (name, a->direct);
   if (m == NULL) {
     snprintf (msg, sizeof msg, "cannot open %s (see the nbdkit log)", name);
     *why = msg;
@@ -628,8 +506,8 @@ replace_member (struct array *a, int i, const char *name, bool force,
     *why = msg;
     goto err;
   }
-  for (int j = 0; j < a->nmembers; j++)
-    if (j != i && member_same (m, a->members[j])) {
+  for (int j = 0; j < a->ms.n; j++)
+    if (j != i && member_same (m, members_at (&a->ms, j))) {
       snprintf (msg, sizeof msg, "%s is already member %d", name, j);
       *why = msg;
       goto err;
@@ -645,26 +523,21 @@ replace_member (struct array *a, int i, const char *name, bool force,
    */
   r = -1;
   pthread_mutex_lock (&a->job_lock);
-  if (!member_failed (a->members[i]))
+  if (!member_failed (members_at (&a->ms, i)))
     *why = "the member has not failed: fail it first";
   else if (a->job && a->job->kind == JOB_SCRUB)
     *why = "a scrub or resync is running: replace the member when it has "
       "stopped (it stops at the next row, now that a member has failed; "
       "'scrub stop' stops it at once)";
-  else if (a->nlimbo == ARRAY_MAX_LIMBO)
+  else if (members_limbo_full (&a->ms))
     *why = "too many replaced members are still held by requests in "
       "flight: try again in a moment";
   else if (a->job || rebuild_start (a, why) == 0) {
     /* The rebuild's thread waits for job_lock, then finds m.  The old
-     * member waits in limbo until no reader can hold it (array_reclaim).
+     * member waits in limbo until no reader can hold it (members.c).
      */
-    m->recovery_stripe = 0;
-    m->state = MEMBER_REBUILDING;
-    a->limbo[a->nlimbo].m = a->members[i];
-    a->limbo[a->nlimbo++].epoch = __atomic_load_n (&a->epoch,
-                                                   __ATOMIC_SEQ_CST);
-    a->members[i] = m;           /* publish: a sequentially consistent store */
-    md_array_states_changed (a);
+    members_replace (&a->ms, i, m);
+    md_array_states_changed (a->md);
     r = 0;
   }
   pthread_mutex_unlock (&a->job_lock);
@@ -686,11 +559,11 @@ array_replace_member (struct array *a, int i, const char *name, bool force,
   unsigned t;
   int r;
 
-  array_reclaim (a);            /* make room in limbo if it can be made */
-  t = array_enter (a);
+  members_reclaim (&a->ms);            /* make room in limbo if it can be made */
+  t = members_enter (&a->ms);
   r = replace_member (a, i, name, force, why);
-  array_exit (a, t);
-  array_reclaim (a);            /* starts the old member's grace period */
+  members_exit (&a->ms, t);
+  members_reclaim (&a->ms);            /* starts the old member's grace period */
   return r;
 }
 
@@ -707,7 +580,7 @@ scrub_start (struct array *a, bool repair, bool resync, char **why)
   pthread_mutex_lock (&a->job_lock);
   if (a->job)
     *why = "another rebuild or scrub is running";
-  else if (array_failed_members (a) > 0 || array_rebuilding_member (a) >= 0)
+  else if (members_failed (&a->ms) > 0 || members_rebuilding (&a->ms) >= 0)
     *why = "the array is degraded: replace the failed members first";
   else {
     last = *j;
@@ -716,7 +589,7 @@ scrub_start (struct array *a, bool repair, bool resync, char **why)
     j->member = -1;
     j->repair = repair;
     j->resync = resync;
-    j->rows_total = resync ? md_array_resync_rows (a) : a->g.stripes;
+    j->rows_total = resync ? md_array_resync_rows (a->md) : a->g.stripes;
     r = job_start (a, j, why);
     if (r == 0)
       a->scrubbed = true;
@@ -830,7 +703,7 @@ print_bitmap (struct array *a, FILE *f)
 {
   struct md_bitmap_stats st;
 
-  if (md_array_bitmap_stats (a, &st))
+  if (md_array_bitmap_stats (a->md, &st))
     fprintf (f, ",\"bitmap\":{\"chunk\":%" PRIu64 ",\"bits\":%" PRIu64
              ",\"dirty\":%" PRIu64 "}", st.chunksize, st.bits, st.dirty);
   else
@@ -858,8 +731,8 @@ array_status_json (struct array *a, FILE *f)
   int states[GEOMETRY_MAX_MEMBERS], failed = 0;
   bool degraded = false;
 
-  for (int i = 0; i < a->nmembers; i++) {
-    states[i] = __atomic_load_n (&a->members[i]->state, __ATOMIC_ACQUIRE);
+  for (int i = 0; i < a->ms.n; i++) {
+    states[i] = member_state (members_at (&a->ms, i));
     failed += states[i] == MEMBER_FAILED;
     degraded |= states[i] != MEMBER_IN_SYNC;
   }
@@ -867,12 +740,12 @@ array_status_json (struct array *a, FILE *f)
            ",\"size\":%" PRIu64 ",\"degraded\":%s,\"failed\":%d,\"members\":[",
            a->g.level, geometry_layout_name (a->g.layout), a->g.chunk,
            a->g.array_size, degraded ? "true" : "false", failed);
-  for (int i = 0; i < a->nmembers; i++) {
-    struct member *m = a->members[i];
+  for (int i = 0; i < a->ms.n; i++) {
+    struct member *m = members_at (&a->ms, i);
     int st = states[i];
     uint64_t rec = st == MEMBER_IN_SYNC ? total
       : st == MEMBER_FAILED ? 0
-      : __atomic_load_n (&m->recovery_stripe, __ATOMIC_ACQUIRE) * a->g.chunk;
+      : member_recovery_stripe (m) * a->g.chunk;
 
     fprintf (f, "%s{\"index\":%d,\"name\":", i ? "," : "", i);
     json_string (f, m->name);
@@ -885,8 +758,8 @@ array_status_json (struct array *a, FILE *f)
   double elapsed = rebuilding ? (now - rj->member_start) / 1e9 : 0;
 
   if (rebuilding)
-    done = __atomic_load_n (&a->members[rj->member]->recovery_stripe,
-                            __ATOMIC_ACQUIRE) * a->g.chunk;
+    done = member_recovery_stripe (members_at (&a->ms, rj->member))
+      * a->g.chunk;
   fprintf (f, "],\"rebuild\":{\"running\":%s,\"member\":%d,\"done\":%" PRIu64
            ",\"total\":%" PRIu64 ",\"mb_per_s\":%.1f}",
            rebuild ? "true" : "false", rebuilding ? rj->member : -1, done,

@@ -14,8 +14,6 @@ struct array;
 enum job_kind { JOB_REBUILD, JOB_SCRUB };
 
 #define ARRAY_MAX_BAD_DATA 64
-/* Replaced members still waiting to be closed, at most. */
-#define ARRAY_MAX_LIMBO 32
 
 /* One run of a job.  The parameters are filled in under job_lock while no
  * job runs, before the thread starts, and nothing changes them while it
@@ -81,12 +79,6 @@ void array_jobs_stop (struct array *a);
 /* job_lock and job_wake: at array_open and array_close. */
 void array_jobs_init (struct array *a);
 void array_jobs_destroy (struct array *a);
-/* Close the replaced members that no reader can hold any more, and move
- * the epoch on so that the others can be, later.  Never waits.
- */
-void array_reclaim (struct array *a);
-/* A member being rebuilt, or -1. */
-int array_rebuilding_member (const struct array *a);
 /* Start rebuilding members found half rebuilt at start-up. */
 int array_rebuild_resume (struct array *a);
 

@@ -60,6 +60,7 @@
 #include <nbdkit-plugin.h>
 
 #include "parity.h"
+#include "members.h"
 #include "stripe.h"
 
 #define PAGE 4096
@@ -77,7 +78,7 @@ struct stripe_head {
 
 struct stripe_cache {
   const struct geometry *g;
-  struct member *_Atomic *members;     /* the array's table */
+  struct members *ms;           /* the array's member table */
   uint64_t budget, used, head_bytes;
   unsigned int pages;           /* pages per chunk */
   uint8_t *zero;                /* one chunk of zeroes, never written */
@@ -112,7 +113,7 @@ lru_append (struct stripe_cache *c, struct stripe_head *sh)
 static size_t valid_words (const struct stripe_cache *c);
 
 struct stripe_cache *
-stripe_cache_create (const struct geometry *g, struct member *_Atomic *members,
+stripe_cache_create (const struct geometry *g, struct members *ms,
                      uint64_t budget)
 {
   struct stripe_cache *c = calloc (1, sizeof *c);
@@ -121,7 +122,7 @@ stripe_cache_create (const struct geometry *g, struct member *_Atomic *members,
   if (c == NULL)
     return NULL;
   c->g = g;
-  c->members = members;
+  c->ms = ms;
   c->budget = budget;
   c->pages = g->chunk / PAGE;
   c->head_bytes = g->members * g->chunk;
@@ -461,7 +462,7 @@ scan_reads (struct plan *pl, int m, int i, unsigned int first,
       count++;
       if (run++ == 0 && ios)
         ios[*nios] = (struct member_io) {
-          .member = c->members[m], .op = MEMBER_READ,
+          .member = members_at (c->ms, m), .op = MEMBER_READ,
           .buf = page_ptr (c, pl->sh, m, p),
           .offset = base + (uint64_t) p * PAGE,
         };
@@ -622,7 +623,7 @@ add_write (struct plan *pl, struct member_io *ios, size_t *n, int m,
            unsigned int first, unsigned int end)
 {
   uint64_t base = geometry_member_offset (pl->c->g, pl->sh->stripe);
-  struct member *mb = pl->c->members[m];
+  struct member *mb = members_at (pl->c->ms, m);
 
   set_valid (pl->c, pl->sh, m, first, end);
   if (member_failed (mb))
@@ -700,40 +701,34 @@ choose_method (struct plan *pl)
 }
 
 /* Members that cannot be read at this row (failed, or not yet rebuilt),
- * and whether the level tolerates that many.
+ * and whether the level tolerates that many (members.c).
  */
 static int
 count_unreadable (const struct stripe_cache *c, const struct stripe_head *sh)
 {
-  int n = 0;
-
-  for (int m = 0; m < c->g->members; m++)
-    n += !member_readable (c->members[m], sh->stripe);
-  return n;
+  return members_unreadable (c->ms, sh->stripe);
 }
 
 static bool
 within_tolerance (const struct stripe_cache *c, const struct stripe_head *sh)
 {
-  return count_unreadable (c, sh) <= (c->g->level == 6 ? 2 : 1);
+  return members_row_servable (c->ms, sh->stripe);
 }
 
 static bool
 unreadable (const struct stripe_cache *c, const struct stripe_head *sh, int m)
 {
-  return !member_readable (c->members[m], sh->stripe);
+  return !member_readable (members_at (c->ms, m), sh->stripe);
 }
 
-/* Fail the members whose requests in ios failed.  Returns 0 if the array
- * can still serve, else -1 with errno EIO.
+/* The failure policy (members.c) for the requests in ios that failed.
+ * Returns 0 if the row can still be served, else -1 with errno EIO.
  */
 static int
 fail_members (struct stripe_cache *c, const struct stripe_head *sh,
               const struct member_io *ios, size_t n)
 {
-  for (size_t k = 0; k < n; k++)
-    if (ios[k].err)
-      member_fail (ios[k].member, ios[k].err);
+  members_io_failed (ios, n);
   if (within_tolerance (c, sh))
     return 0;
   errno = EIO;
@@ -819,7 +814,7 @@ fill_rows (struct stripe_cache *c, struct stripe_head *sh,
       break;
     }
     for (int m = 0; m < c->g->members; m++) {
-      struct member *mb = c->members[m];
+      struct member *mb = members_at (c->ms, m);
 
       if (!member_readable (mb, sh->stripe))
         continue;
@@ -993,12 +988,12 @@ stripe_rebuild_row (struct stripe_cache *c, struct stripe_head *sh, int member)
   if (head_buffers (c, sh) == -1 || fill_rows (c, sh, 0, c->pages) == -1)
     return -1;
   io = (struct member_io) {
-    .member = c->members[member], .op = MEMBER_WRITE,
+    .member = members_at (c->ms, member), .op = MEMBER_WRITE,
     .buf = page_ptr (c, sh, member, 0), .len = c->g->chunk,
     .offset = geometry_member_offset (c->g, sh->stripe),
   };
   if (member_io_run (&io, 1) == -1) {
-    member_fail (io.member, io.err);
+    members_io_failed (&io, 1);
     return -1;
   }
   return 0;
@@ -1099,7 +1094,7 @@ stripe_scrub_row (struct stripe_cache *c, struct stripe_head *sh, bool repair,
           for (size_t i = 0; i < PAGE; i++)
             d[i] ^= pd[i];
           ios[n++] = (struct member_io) {
-            .member = c->members[out->bad_data_member], .op = MEMBER_WRITE,
+            .member = members_at (c->ms, out->bad_data_member), .op = MEMBER_WRITE,
             .buf = d, .len = PAGE, .offset = base + (uint64_t) p * PAGE,
           };
         }
@@ -1108,13 +1103,13 @@ stripe_scrub_row (struct stripe_cache *c, struct stripe_head *sh, bool repair,
     if (repair && slot < 0) {
       memcpy (P, fp, PAGE);
       ios[n++] = (struct member_io) {
-        .member = c->members[map->p_member], .op = MEMBER_WRITE, .buf = P,
+        .member = members_at (c->ms, map->p_member), .op = MEMBER_WRITE, .buf = P,
         .len = PAGE, .offset = base + (uint64_t) p * PAGE,
       };
       if (Q) {
         memcpy (Q, fq, PAGE);
         ios[n++] = (struct member_io) {
-          .member = c->members[map->q_member], .op = MEMBER_WRITE, .buf = Q,
+          .member = members_at (c->ms, map->q_member), .op = MEMBER_WRITE, .buf = Q,
           .len = PAGE, .offset = base + (uint64_t) p * PAGE,
         };
       }

@@ -8,13 +8,16 @@
 
 #include "geometry.h"
 #include "member.h"
+#include "members.h"
 
 struct stripe_cache;
 struct stripe_head;
 
-/* members[] must outlive the cache.  budget is in bytes of buffers. */
+/* The member table ms must outlive the cache.  budget is in bytes of
+ * buffers.
+ */
 struct stripe_cache *stripe_cache_create (const struct geometry *g,
-                                          struct member *_Atomic *members,
+                                          struct members *ms,
                                           uint64_t budget);
 void stripe_cache_destroy (struct stripe_cache *c);
 

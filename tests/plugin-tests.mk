@@ -18,7 +18,7 @@ if ENABLE_PLUGIN
 check_PROGRAMS += test_member_nbd
 TESTS += test_member_nbd
 test_member_nbd_SOURCES = test_member_nbd.c ../plugin/member_nbd.c \
-	../plugin/member.c
+	../plugin/member.c ../plugin/members.c
 test_member_nbd_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS) $(LIBNBD_CFLAGS)
 test_member_nbd_LDFLAGS = -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
 test_member_nbd_LDADD = $(LIBNBD_LIBS) $(CHECK_LIBS) $(PTHREAD_LIBS)
@@ -217,7 +217,8 @@ if HAVE_CHECK
 check_PROGRAMS += test_stripe
 TESTS += test_stripe
 test_stripe_SOURCES = test_stripe.c member_mem.c member_mem.h \
-	../plugin/stripe.c ../plugin/geometry.c ../plugin/member.c
+	../plugin/stripe.c ../plugin/geometry.c ../plugin/member.c \
+	../plugin/members.c
 test_stripe_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
 test_stripe_LDADD = $(top_builddir)/parity/libparity.la $(CHECK_LIBS) \
 	$(PTHREAD_LIBS)
