@@ -59,7 +59,7 @@
 #include "md_array.h"
 #include "md_bitmap.h"
 #include "members.h"
-#include "metadata.h"
+#include "md_super.h"
 #include "signature.h"
 
 struct md_array {

@@ -90,12 +90,14 @@ EXTRA_DIST += test-raid-remote-noflush.sh
 TESTS += test-raid-fail-random.sh
 EXTRA_DIST += test-raid-fail-random.sh
 
-# md v1.2 superblocks (plugin/metadata.c): hand-built superblocks, the
+# md v1.2 superblocks (plugin/md_super.c, and the bitmap's superblock:
+# plugin/md_bitmap_super.c): hand-built superblocks, the
 # kernel's checksum, refusals.  The test supplies its own member_io_run.
 if HAVE_CHECK
 check_PROGRAMS += test_metadata
 TESTS += test_metadata
-test_metadata_SOURCES = test_metadata.c ../plugin/metadata.c
+test_metadata_SOURCES = test_metadata.c ../plugin/md_super.c \
+	../plugin/md_bitmap_super.c
 test_metadata_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
 
