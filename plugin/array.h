@@ -13,7 +13,7 @@
 #include "member.h"
 #include "members.h"
 #include "stripe.h"
-#include "rebuild.h"
+#include "jobs.h"
 
 struct array {
   struct geometry g;

@@ -15,7 +15,7 @@
 
 #include <check.h>
 
-#include "rebuild.h"
+#include "jobs.h"
 
 #define MS INT64_C (1000000)
 #define S INT64_C (1000000000)

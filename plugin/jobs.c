@@ -56,7 +56,7 @@
 #include <nbdkit-plugin.h>
 
 #include "array.h"
-#include "rebuild.h"
+#include "jobs.h"
 #include "md_array.h"
 #include "md_bitmap.h"
 
