@@ -103,10 +103,8 @@ array_open (const struct array_config *cfg_in)
   }
   a->direct = cfg->direct;
   a->readonly = cfg->readonly;
-  a->rebuild_rate = cfg->rebuild_rate;
   a->can_punch = a->can_zero_range = true;
   members_init (&a->ms);
-  array_jobs_init (a);
   if (members_open (&a->ms, cfg->disks, cfg->ndisks, cfg->direct) == -1)
     goto err;
   if (cfg->create && cfg->readonly) {
@@ -184,13 +182,11 @@ array_close (struct array *a)
 {
   if (a == NULL)
     return;
-  array_jobs_stop (a);
   if (a->cache)
     array_flush (a);            /* marks md's superblocks clean */
   md_array_close (a->md);
   stripe_cache_destroy (a->cache);
   members_destroy (&a->ms);
-  array_jobs_destroy (a);
   free (a);
 }
 
@@ -526,27 +522,13 @@ array_trim (struct array *a, uint64_t count, uint64_t offset, bool fua)
   return array_zero (a, count, offset, true, false, fua);
 }
 
-/* A half-rebuilt member is rebuilt first; the resync of an unclean array
- * (a repairing scrub of the rows the bitmap marks, or of all) needs every
- * member readable, so it waits for a later start.  Read-only, neither
- * runs (md_array_assemble said what is left undone).
+/* What md does once nbdkit serves (create=true's superblocks, the
+ * bitmap's clearing); the jobs start after it (jobs_after_fork).
  */
 int
 array_after_fork (struct array *a)
 {
-  char *why;
-
-  if (md_array_after_fork (a->md) == -1)
-    return -1;
-  if (a->readonly)
-    return 0;
-  if (members_rebuilding (&a->ms) >= 0)
-    return array_rebuild_resume (a);
-  if (md_array_needs_resync (a->md) && array_resync_start (a, &why) == -1) {
-    nbdkit_error ("raid: cannot start the resync: %s", why);
-    return -1;
-  }
-  return 0;
+  return md_array_after_fork (a->md);
 }
 
 int

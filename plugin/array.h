@@ -5,6 +5,7 @@
 #ifndef RAID_ARRAY_H
 #define RAID_ARRAY_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -13,7 +14,6 @@
 #include "member.h"
 #include "members.h"
 #include "stripe.h"
-#include "jobs.h"
 
 struct array {
   struct geometry g;
@@ -21,25 +21,22 @@ struct array {
   struct stripe_cache *cache;
   bool direct;
   bool readonly;                /* nothing is written to any member */
-  bool can_punch, can_zero_range;  /* cleared on the first EOPNOTSUPP */
-  uint64_t rebuild_rate;
-
+  _Atomic bool can_punch, can_zero_range;  /* cleared on the first
+                                              EOPNOTSUPP */
   struct md_array *md;          /* NULL in raw mode; see md_array.c */
-  pthread_mutex_t job_lock;     /* see rebuild.c */
-  pthread_cond_t job_wake;      /* with job_lock: a stop request */
-  struct array_job *job;        /* the running job or NULL; under job_lock */
-  pthread_t job_thread;
-  bool job_joinable;            /* job_thread is still to be joined */
-  bool scrubbed;                /* scrub_job holds the last scrub's result */
-  struct array_job rebuild_job, scrub_job;     /* the last of each kind */
 };
 
 /* Open and check every member; nbdkit_error says what is wrong.  Nothing
  * is written to any member (create=true writes at array_after_fork).
  */
 struct array *array_open (const struct array_config *cfg);
-/* In the serving process: start what runs in the background. */
+/* In the serving process: md's part (create=true's superblocks, the
+ * bitmap's clearing thread); the jobs start after it (jobs_after_fork).
+ */
 int array_after_fork (struct array *a);
+/* Flush, mark md's superblocks clean, close every member.  The jobs
+ * (jobs_free) have stopped first.
+ */
 void array_close (struct array *a);
 
 int array_read (struct array *a, void *buf, uint64_t count, uint64_t offset);

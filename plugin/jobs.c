@@ -1,6 +1,7 @@
-/* Operator actions and the background jobs that repair an array while it
- * serves: failing a member, replacing one (which starts a rebuild), and
- * scrubbing.
+/* The background jobs that repair an array while it serves, and the
+ * operator actions that start them: failing a member, replacing one
+ * (which starts a rebuild), scrubbing; and the resync after an unclean
+ * shutdown.
  *
  * One background thread at a time runs a job, row by row:
  *
@@ -10,43 +11,48 @@
  *            recovery_stripe (still under the lock, so no request sees a
  *            row half done).  At the end the member is IN_SYNC.  A member
  *            replaced while the job runs is picked up when the current one
- *            is done.
+ *            is done.  Every 256 rows and at the end md records the
+ *            recovery offset in the superblocks, so that a restarted
+ *            nbdkit resumes the rebuild there (jobs_after_fork).
  *   scrub    for each row: read it from the members, compare the parity
  *            with the data (stripe_scrub_row), count mismatched pages like
  *            md's mismatch_cnt, and with repair rewrite what is wrong.
+ *   resync   a repairing scrub of the rows an unclean shutdown may have
+ *            left inconsistent: those the write-intent bitmap marks, or
+ *            every row from md's checkpoint on (md_array.c).
  *
  * Client requests keep priority: each row's lock is held only for that
- * row, and rebuild-rate caps the rebuild's write rate (bytes per second).
- * The cap is a deadline from the job's start (rebuild_throttle_delay, a
- * pure function of one clock reading, never negative), and the wait for it
- * is on job_wake, which every stop request broadcasts.
- * A job stops early when asked (scrub stop, unload) or when the array can
- * no longer serve.  State lives in memory only: a restarted nbdkit knows
- * nothing of an earlier rebuild (md superblocks will keep it).
+ * row, and rebuild-rate caps the rebuild's and the resync's rate (bytes
+ * per second).  The cap is a deadline from the job's start
+ * (jobs_throttle_delay, a pure function of one clock reading, never
+ * negative), and the wait for it is on wake, which every stop request
+ * broadcasts.  A job stops early when asked (scrub stop, unload) or when
+ * the array can no longer serve.
  *
- * Jobs and job_lock.  Each run of a job has a struct array_job of its own
- * (a->rebuild_job, a->scrub_job: the last of each kind, so that status
- * can show the last scrub's result).  An operator action checks
- * everything it needs under job_lock before it changes anything, so that
- * a refused action changes nothing; a new job's parameters are filled in
- * under job_lock while no job runs, before its thread starts, and nothing
- * writes them while it runs (its thread reads them without a lock).
- * a->job, the running job, changes only under job_lock: set by job_start,
- * cleared by the thread's last act (job_end, next_or_finish), after which
- * the thread touches neither the job nor the array.  The job's progress
- * counters are atomics written by its thread; the rebuild's member and
- * first row are written under job_lock.  status takes job_lock for one
- * consistent snapshot.  The member table's replacement happens under
- * job_lock too.
- *
- * Replacing a member and reclaiming the old one once no reader can hold
- * it: see members.c.
+ * Jobs and the lock (lock.h: first in the order).  Each run of a job has a
+ * struct job of its own (rebuild_job, scrub_job: the last of each kind,
+ * so that status can show the last scrub's result).  An operator action
+ * checks everything it needs under lock before it changes anything, so
+ * that a refused action changes nothing; a new job's parameters are
+ * filled in under lock while no job runs, before its thread starts, and
+ * nothing writes them while it runs (its thread reads them without the
+ * lock).  js->job, the running job, changes only under lock: set by
+ * job_start, cleared by the thread's last act (job_end, next_or_finish),
+ * after which the thread touches neither the job nor the array.  The
+ * job's progress counters are atomics written by its thread; the
+ * rebuild's member and first row are written under lock.  status takes
+ * the lock for one consistent snapshot.  A replacement is installed in
+ * the member table under the lock too (members_replace), together with
+ * the md update that records it, so that md_array.c's written_as[] never
+ * names a member that can be closed (members.c).
  */
 
 #include <config.h>
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,8 +63,50 @@
 
 #include "array.h"
 #include "jobs.h"
+#include "lock.h"
 #include "md_array.h"
-#include "md_bitmap.h"
+#include "members.h"
+#include "stripe.h"
+
+enum job_kind { JOB_REBUILD, JOB_SCRUB };
+
+/* One run of a job.  The parameters are filled in under the lock while
+ * no job runs, before the thread starts, and nothing changes them while
+ * it runs; the thread owns the rest (see the top for who writes what).
+ */
+struct job {
+  struct jobs *js;
+  enum job_kind kind;
+  bool repair, resync;          /* scrub: fix what is wrong; only the rows
+                                   an unclean shutdown left (resync) */
+  uint64_t rows_total;          /* scrub */
+  int64_t start;                /* CLOCK_MONOTONIC, ns */
+
+  _Atomic bool stop;            /* set under lock (wake broadcast) */
+  /* Rebuild: the member being rebuilt, since when and from which row;
+   * under lock.
+   */
+  int member;
+  int64_t member_start;
+  uint64_t first_row;
+  /* Scrub: progress; bad[k] is written before nbad covers it. */
+  _Atomic uint64_t rows_done, mismatch_cnt;
+  _Atomic size_t nbad;
+  struct { uint64_t stripe; int member; } bad[JOBS_MAX_BAD_DATA];
+  bool finished;                /* scrub: went over every row; under lock */
+};
+
+struct jobs {
+  struct array *a;
+  uint64_t rate;                /* rebuild-rate: bytes/s, 0 = unlimited */
+  pthread_mutex_t lock;         /* lock.h; everything below */
+  pthread_cond_t wake;          /* with lock: a stop request */
+  struct job *job;              /* the running job or NULL */
+  pthread_t thread;
+  bool joinable;                /* thread is still to be joined */
+  bool scrubbed;                /* scrub_job holds the last scrub's result */
+  struct job rebuild_job, scrub_job;    /* the last of each kind */
+};
 
 static int64_t
 now_ns (void)
@@ -70,65 +118,80 @@ now_ns (void)
 }
 
 static bool
-stopping (const struct array_job *j)
+stopping (const struct job *j)
 {
-  return __atomic_load_n (&j->stop, __ATOMIC_ACQUIRE);
+  return atomic_load_explicit (&j->stop, memory_order_acquire);
 }
 
 /* Wait as needed to keep `bytes` since start_ns under the rate.  The
  * clock is read once per wait and the delay is signed
- * (rebuild_throttle_delay), so that a thread preempted past its due time
- * goes on at once; the wait is on job_wake, which a stop request
- * broadcasts, so that unload never waits for a throttled job.
+ * (jobs_throttle_delay), so that a thread preempted past its due time
+ * goes on at once; the wait is on wake, which a stop request broadcasts,
+ * so that unload never waits for a throttled job.
  */
 static void
-throttle (struct array *a, struct array_job *j, uint64_t bytes,
-          int64_t start_ns)
+throttle (struct jobs *js, struct job *j, uint64_t bytes, int64_t start_ns)
 {
-  if (a->rebuild_rate == 0)
+  if (js->rate == 0)
     return;
-  pthread_mutex_lock (&a->job_lock);
+
+  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&js->lock);
   while (!j->stop) {
     int64_t now = now_ns ();
-    int64_t d = rebuild_throttle_delay (now, start_ns, bytes, a->rebuild_rate);
+    int64_t d = jobs_throttle_delay (now, start_ns, bytes, js->rate);
     int64_t until = d > INT64_MAX - now ? INT64_MAX : now + d;
     struct timespec ts = { .tv_sec = until / 1000000000,
                            .tv_nsec = until % 1000000000 };
 
     if (d == 0)
       break;
-    pthread_cond_timedwait (&a->job_wake, &a->job_lock, &ts);
+    pthread_cond_timedwait (&js->wake, &js->lock, &ts);
   }
-  pthread_mutex_unlock (&a->job_lock);
 }
 
-void
-array_jobs_init (struct array *a)
+struct jobs *
+jobs_new (struct array *a, uint64_t rate)
 {
+  struct jobs *js = calloc (1, sizeof *js);
   pthread_condattr_t attr;
 
-  pthread_mutex_init (&a->job_lock, NULL);
+  if (js == NULL) {
+    nbdkit_error ("calloc: %m");
+    return NULL;
+  }
+  js->a = a;
+  js->rate = rate;
+  pthread_mutex_init (&js->lock, NULL);
   pthread_condattr_init (&attr);
   pthread_condattr_setclock (&attr, CLOCK_MONOTONIC);
-  pthread_cond_init (&a->job_wake, &attr);
+  pthread_cond_init (&js->wake, &attr);
   pthread_condattr_destroy (&attr);
+  return js;
+}
+
+/* Ask the running job, if any, to stop; lock held. */
+static void
+job_stop_locked (struct jobs *js)
+{
+  if (js->job) {
+    atomic_store_explicit (&js->job->stop, true, memory_order_release);
+    pthread_cond_broadcast (&js->wake);
+  }
 }
 
 void
-array_jobs_destroy (struct array *a)
+jobs_free (struct jobs *js)
 {
-  pthread_cond_destroy (&a->job_wake);
-  pthread_mutex_destroy (&a->job_lock);
-}
-
-/* Ask the running job, if any, to stop; job_lock held. */
-static void
-job_stop_locked (struct array *a)
-{
-  if (a->job) {
-    __atomic_store_n (&a->job->stop, true, __ATOMIC_RELEASE);
-    pthread_cond_broadcast (&a->job_wake);
-  }
+  if (js == NULL)
+    return;
+  pthread_mutex_lock (&js->lock);
+  job_stop_locked (js);
+  pthread_mutex_unlock (&js->lock);
+  if (js->joinable)
+    pthread_join (js->thread, NULL);
+  pthread_cond_destroy (&js->wake);
+  pthread_mutex_destroy (&js->lock);
+  free (js);
 }
 
 /* Member i, if it is still the one with this serial and has not failed;
@@ -143,70 +206,80 @@ still_member (struct array *a, int i, uint64_t serial)
   return m->serial == serial && !member_failed (m) ? m : NULL;
 }
 
-/* Rebuild member i (the one with this serial) from its recovery offset
- * on, one row per reader section.  Returns -1 if it could not go on for
- * want of readable members (it stays rebuilding), else 0 (done, stopped,
- * or the member failed or was replaced meanwhile).
+/* Row s of member i's rebuild (the member with this serial), in a reader
+ * section of its own.  Returns 1 when the row is done, 0 if the member
+ * failed or was replaced meanwhile (the rebuild of it is over), -1 if it
+ * cannot go on for want of readable members.
  */
 static int
-rebuild_member (struct array *a, struct array_job *j, int i, uint64_t serial)
+rebuild_row (struct array *a, int i, uint64_t serial, uint64_t s)
 {
+  MEMBERS_READ_FOR_CURRENT_SCOPE (&a->ms);
+  struct member *m = still_member (a, i, serial);
+  struct stripe_head *sh;
+  int r;
+
+  if (m == NULL)
+    return 0;
+  sh = stripe_cache_get (a->cache, s);
+  if (sh == NULL)
+    return -1;
+  r = stripe_rebuild_row (a->cache, sh, i);
+  if (r == 0)
+    member_rebuilt_to (m, s + 1);
+  stripe_cache_put (a->cache, sh);
+  if (r == -1) {
+    nbdkit_error ("raid: rebuild of member %d (%s) stopped at row %" PRIu64
+                  ": %m", i, m->name, s);
+    return member_failed (m) ? 0 : -1;
+  }
+  if ((s + 1) % 256 == 0)
+    md_array_states_changed (a->md);    /* record the recovery offset */
+  return 1;
+}
+
+/* Rebuild member i (the one with this serial) from its recovery offset
+ * on, one row per reader section (never across a throttle wait).
+ * Returns -1 if it could not go on for want of readable members (it stays
+ * rebuilding), else 0 (done, stopped, or the member failed or was
+ * replaced meanwhile).
+ */
+static int
+rebuild_member (struct jobs *js, struct job *j, int i, uint64_t serial)
+{
+  struct array *a = js->a;
   int64_t start = j->member_start;
   uint64_t first = j->first_row;
-  struct member *m;
-  unsigned t;
 
   for (uint64_t s = first; s < a->g.stripes && !stopping (j); s++) {
-    struct stripe_head *sh;
-    int r;
+    int r = rebuild_row (a, i, serial, s);
 
-    t = members_enter (&a->ms);
-    if ((m = still_member (a, i, serial)) == NULL) {
-      members_exit (&a->ms, t);
-      return 0;                 /* failed or replaced again meanwhile */
-    }
-    sh = stripe_cache_get (a->cache, s);
-    if (sh == NULL) {
-      members_exit (&a->ms, t);
-      return -1;
-    }
-    r = stripe_rebuild_row (a->cache, sh, i);
-    if (r == 0)
-      member_rebuilt_to (m, s + 1);
-    stripe_cache_put (a->cache, sh);
-    if (r == -1) {
-      nbdkit_error ("raid: rebuild of member %d (%s) stopped at row %" PRIu64
-                    ": %m", i, m->name, s);
-      r = member_failed (m) ? 0 : -1;
-      members_exit (&a->ms, t);
+    if (r <= 0)
       return r;
-    }
-    if ((s + 1) % 256 == 0)
-      md_array_states_changed (a->md);      /* record the recovery offset */
-    members_exit (&a->ms, t);
-    throttle (a, j, (s + 1 - first) * a->g.chunk, start);
+    throttle (js, j, (s + 1 - first) * a->g.chunk, start);
   }
-  t = members_enter (&a->ms);
-  m = still_member (a, i, serial);
+
+  MEMBERS_READ_FOR_CURRENT_SCOPE (&a->ms);
+  struct member *m = still_member (a, i, serial);
+
   if (!stopping (j) && m && member_readable (m, a->g.stripes - 1)) {
     member_rebuilt (m);
     md_array_states_changed (a->md);
     nbdkit_debug ("raid: member %d (%s) rebuilt in %.1f s", i, m->name,
                   (now_ns () - start) / 1e9);
   }
-  members_exit (&a->ms, t);
   return 0;
 }
 
 static void
-record_bad_data (struct array_job *j, uint64_t stripe, int member)
+record_bad_data (struct job *j, uint64_t stripe, int member)
 {
   size_t n = j->nbad;
 
-  if (n < ARRAY_MAX_BAD_DATA) {
+  if (n < JOBS_MAX_BAD_DATA) {
     j->bad[n].stripe = stripe;
     j->bad[n].member = member;
-    __atomic_store_n (&j->nbad, n + 1, __ATOMIC_RELEASE);
+    atomic_store_explicit (&j->nbad, n + 1, memory_order_release);
   }
 }
 
@@ -214,15 +287,35 @@ record_bad_data (struct array_job *j, uint64_t stripe, int member)
  * write-intent bitmap marks.
  */
 static uint64_t
-next_row (struct array *a, const struct array_job *j, uint64_t s)
+next_row (struct array *a, const struct job *j, uint64_t s)
 {
   return j->resync ? md_array_resync_next_row (a->md, s) : s;
 }
 
+/* Check (and with repair, fix) row s in a reader section of its own.
+ * Returns 0, -1 (errno) if the row could not be checked, or -2 if it had
+ * no stripe head (no memory).
+ */
+static int
+scrub_row (struct array *a, const struct job *j, uint64_t s,
+           uint8_t *scratch, struct stripe_scrub *res)
+{
+  MEMBERS_READ_FOR_CURRENT_SCOPE (&a->ms);
+  struct stripe_head *sh = stripe_cache_get (a->cache, s);
+  int r;
+
+  if (sh == NULL)
+    return -2;
+  r = stripe_scrub_row (a->cache, sh, j->repair, scratch, res);
+  stripe_cache_put (a->cache, sh);
+  return r;
+}
+
 /* Go over the rows; returns whether it went over all of them. */
 static bool
-scrub (struct array *a, struct array_job *j)
+scrub (struct jobs *js, struct job *j)
 {
+  struct array *a = js->a;
   uint8_t *scratch = aligned_alloc (4096, 2 * a->g.chunk);
   uint64_t s, done = 0;
 
@@ -232,17 +325,10 @@ scrub (struct array *a, struct array_job *j)
   }
   for (s = next_row (a, j, 0); s < a->g.stripes && !stopping (j);
        s = next_row (a, j, s + 1)) {
-    unsigned t = members_enter (&a->ms);
-    struct stripe_head *sh = stripe_cache_get (a->cache, s);
     struct stripe_scrub res;
-    int r = -1;
+    int r = scrub_row (a, j, s, scratch, &res);
 
-    if (sh) {
-      r = stripe_scrub_row (a->cache, sh, j->repair, scratch, &res);
-      stripe_cache_put (a->cache, sh);
-    }
-    members_exit (&a->ms, t);
-    if (sh == NULL)
+    if (r == -2)
       break;
     if (r == -1) {
       nbdkit_error ("raid: scrub stopped at row %" PRIu64 ": %m", s);
@@ -250,12 +336,13 @@ scrub (struct array *a, struct array_job *j)
     }
     if (j->resync)
       md_array_row_resynced (a->md, s);
-    __atomic_fetch_add (&j->mismatch_cnt, res.mismatches, __ATOMIC_RELAXED);
+    atomic_fetch_add_explicit (&j->mismatch_cnt, res.mismatches,
+                               memory_order_relaxed);
     if (res.bad_data_member >= 0)
       record_bad_data (j, s, res.bad_data_member);
-    __atomic_store_n (&j->rows_done, ++done, __ATOMIC_RELEASE);
+    atomic_store_explicit (&j->rows_done, ++done, memory_order_release);
     if (j->resync)              /* md's sync speed limit: rebuild-rate */
-      throttle (a, j, done * a->g.chunk, j->start);
+      throttle (js, j, done * a->g.chunk, j->start);
   }
   free (scratch);
   return !stopping (j) && s >= a->g.stripes;
@@ -263,28 +350,29 @@ scrub (struct array *a, struct array_job *j)
 
 /* The job is over; after this the thread does not touch it. */
 static void
-job_end (struct array *a, struct array_job *j, bool finished)
+job_end (struct jobs *js, struct job *j, bool finished)
 {
-  pthread_mutex_lock (&a->job_lock);
+  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&js->lock);
+
   j->finished = finished;
-  a->job = NULL;
-  pthread_mutex_unlock (&a->job_lock);
+  js->job = NULL;
 }
 
 /* The next member to rebuild (its index, and in *serial its serial), or -1;
- * when none is left the job ends, both decided under job_lock so that a
+ * when none is left the job ends, both decided under the lock so that a
  * replace cannot slip in between, and the member and the row to start
  * from are read together.
  */
 static int
-next_or_finish (struct array *a, struct array_job *j, uint64_t *serial)
+next_or_finish (struct jobs *js, struct job *j, uint64_t *serial)
 {
-  int i;
+  struct members *ms = &js->a->ms;
+  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&js->lock);
+  int i = stopping (j) ? -1 : members_rebuilding (ms);
 
-  pthread_mutex_lock (&a->job_lock);
-  i = stopping (j) ? -1 : members_rebuilding (&a->ms);
   if (i >= 0) {
-    struct member *m = members_at (&a->ms, i);   /* stays while job_lock is held */
+    struct member *m = members_at (ms, i);      /* stays while the lock is
+                                                   held */
 
     *serial = m->serial;
     j->member = i;
@@ -294,103 +382,89 @@ next_or_finish (struct array *a, struct array_job *j, uint64_t *serial)
                   m->name, j->first_row);
   }
   else
-    a->job = NULL;
-  pthread_mutex_unlock (&a->job_lock);
+    js->job = NULL;
   return i;
 }
 
 static void *
 job_thread (void *arg)
 {
-  struct array_job *j = arg;
-  struct array *a = j->a;
+  struct job *j = arg;
+  struct jobs *js = j->js;
   uint64_t serial;
   int i;
 
   if (j->kind == JOB_SCRUB) {
-    bool finished = scrub (a, j);
+    bool finished = scrub (js, j);
 
     if (finished && j->repair) {
-      unsigned t = members_enter (&a->ms);
+      MEMBERS_READ_FOR_CURRENT_SCOPE (&js->a->ms);
 
-      md_array_resynced (a->md);
-      members_exit (&a->ms, t);
+      md_array_resynced (js->a->md);
     }
-    job_end (a, j, finished);
+    job_end (js, j, finished);
     return NULL;
   }
-  while ((i = next_or_finish (a, j, &serial)) >= 0)
-    if (rebuild_member (a, j, i, serial) == -1) {
+  while ((i = next_or_finish (js, j, &serial)) >= 0)
+    if (rebuild_member (js, j, i, serial) == -1) {
       /* Too few readable members: leave it rebuilding rather than spin. */
-      job_end (a, j, false);
+      job_end (js, j, false);
       break;
     }
   return NULL;
 }
 
-/* Start job j, whose parameters are filled in; job_lock held and no job
+/* Start job j, whose parameters are filled in; lock held and no job
  * running (the caller checked, before it changed anything).  The thread
  * of the job that ran last is joined first: it has ended, or is about to
  * (job_end was its last use of the array).
  */
 static int
-job_start (struct array *a, struct array_job *j, char **why)
+job_start (struct jobs *js, struct job *j, char **why)
 {
-  if (a->job) {                 /* its thread may wait for job_lock */
+  if (js->job) {                /* its thread may wait for the lock */
     *why = "another rebuild or scrub is running";
     return -1;
   }
-  if (a->job_joinable) {
-    pthread_join (a->job_thread, NULL);
-    a->job_joinable = false;
+  if (js->joinable) {
+    pthread_join (js->thread, NULL);
+    js->joinable = false;
   }
-  j->a = a;
+  j->js = js;
   j->stop = false;
   j->start = now_ns ();
-  a->job = j;
-  if (pthread_create (&a->job_thread, NULL, job_thread, j)) {
-    a->job = NULL;
+  js->job = j;
+  if (pthread_create (&js->thread, NULL, job_thread, j)) {
+    js->job = NULL;
     *why = "cannot start a thread";
     return -1;
   }
-  a->job_joinable = true;
+  js->joinable = true;
   return 0;
 }
 
-/* A new rebuild job; job_lock held, no job running. */
+/* A new rebuild job; lock held, no job running. */
 static int
-rebuild_start (struct array *a, char **why)
+rebuild_start (struct jobs *js, char **why)
 {
-  struct array_job *j = &a->rebuild_job;
+  struct job *j = &js->rebuild_job;
 
   memset (j, 0, sizeof *j);
   j->kind = JOB_REBUILD;
   j->member = -1;
-  return job_start (a, j, why);
+  return job_start (js, j, why);
 }
 
-void
-array_jobs_stop (struct array *a)
-{
-  pthread_mutex_lock (&a->job_lock);
-  job_stop_locked (a);
-  pthread_mutex_unlock (&a->job_lock);
-  if (a->job_joinable) {
-    pthread_join (a->job_thread, NULL);
-    a->job_joinable = false;
-  }
-}
-
-int
-array_rebuild_resume (struct array *a)
+static int
+rebuild_resume (struct jobs *js)
 {
   char *why = NULL;
   int r = 0;
 
-  pthread_mutex_lock (&a->job_lock);
-  if (members_rebuilding (&a->ms) >= 0 && a->job == NULL)
-    r = rebuild_start (a, &why);
-  pthread_mutex_unlock (&a->job_lock);
+  pthread_mutex_lock (&js->lock);
+  if (members_rebuilding (&js->a->ms) >= 0 && js->job == NULL)
+    r = rebuild_start (js, &why);
+  pthread_mutex_unlock (&js->lock);
   if (r == -1)
     nbdkit_error ("raid: cannot resume the rebuild: %s", why);
   return r;
@@ -403,39 +477,39 @@ array_rebuild_resume (struct array *a)
  * reconstruct, and stops the rebuild.
  */
 int
-array_fail_member (struct array *a, int i, bool force, char **why)
+jobs_fail_member (struct jobs *js, int i, bool force, char **why)
 {
   static __thread char msg[256];
-  int r = -1;
+  struct array *a = js->a;
+  struct members *ms = &a->ms;
 
   if (a->readonly) {
     *why = "the array is read-only";
     return -1;
   }
-  pthread_mutex_lock (&a->job_lock);
-  if (i < 0 || i >= a->ms.n)
+
+  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&js->lock);
+  if (i < 0 || i >= ms->n) {
     *why = "no such member";
-  else if (!member_failed (members_at (&a->ms, i)) &&
-           members_failed (&a->ms) + 1 > a->ms.tolerance)
+    return -1;
+  }
+  if (!member_failed (members_at (ms, i)) &&
+      members_failed (ms) + 1 > ms->tolerance) {
     *why = "failing it would leave the array unable to serve";
-  else if (!force &&
-           member_state (members_at (&a->ms, i)) == MEMBER_IN_SYNC &&
-           members_in_sync (&a->ms) - 1 < a->ms.n - a->ms.tolerance) {
+    return -1;
+  }
+  if (!force && member_state (members_at (ms, i)) == MEMBER_IN_SYNC &&
+      members_in_sync (ms) - 1 < ms->n - ms->tolerance) {
     snprintf (msg, sizeof msg, "failing member %d would leave %d members in "
               "sync, RAID-%d needs %d (member %d is rebuilding); 'fail %d "
-              "force' fails it anyway", i, members_in_sync (&a->ms) - 1,
-              a->g.level,
-              a->ms.n - a->ms.tolerance,
-              members_rebuilding (&a->ms), i);
+              "force' fails it anyway", i, members_in_sync (ms) - 1,
+              a->g.level, ms->n - ms->tolerance, members_rebuilding (ms), i);
     *why = msg;
+    return -1;
   }
-  else {
-    member_fail (members_at (&a->ms, i), EIO);
-    md_array_states_changed (a->md);
-    r = 0;
-  }
-  pthread_mutex_unlock (&a->job_lock);
-  return r;
+  member_fail (members_at (ms, i), EIO);
+  md_array_states_changed (a->md);
+  return 0;
 }
 
 /* The rebuild would overwrite whatever m holds: refuse another array's
@@ -460,14 +534,74 @@ foreign (struct array *a, struct member *m, const char *name, char *msg,
   }
 }
 
+/* Whether m can take role i: big enough, aligned, not a disk the array
+ * has already, not another array's or format's (unless forced).  0, or -1
+ * with why in msg.
+ */
 static int
-replace_member (struct array *a, int i, const char *name, bool force,
+check_replacement (struct array *a, int i, struct member *m,
+                   const char *name, bool force, char *msg, size_t len)
+{
+  uint64_t need = a->g.data_offset + a->g.stripes * a->g.chunk;
+
+  if (m->size < need) {
+    snprintf (msg, len, "%s is too small: %" PRIu64 " bytes, the array "
+              "needs %" PRIu64, name, m->size, need);
+    return -1;
+  }
+  if (array_cannot_align (a, m)) {
+    snprintf (msg, len, "%s: %s", name, array_cannot_align (a, m));
+    return -1;
+  }
+  for (int j = 0; j < a->ms.n; j++)
+    if (j != i && member_same (m, members_at (&a->ms, j))) {
+      snprintf (msg, len, "%s is already member %d", name, j);
+      return -1;
+    }
+  if (!force && foreign (a, m, name, msg, len) != 0)
+    return -1;
+  return 0;
+}
+
+/* Decide, then change: everything that can refuse the replacement, the
+ * rebuild's thread included, comes before it is installed.  Lock held.
+ */
+static int
+install_replacement (struct jobs *js, int i, struct member *m, char **why)
+{
+  struct array *a = js->a;
+
+  if (!member_failed (members_at (&a->ms, i)))
+    *why = "the member has not failed: fail it first";
+  else if (js->job && js->job->kind == JOB_SCRUB)
+    *why = "a scrub or resync is running: replace the member when it has "
+      "stopped (it stops at the next row, now that a member has failed; "
+      "'scrub stop' stops it at once)";
+  else if (members_limbo_full (&a->ms))
+    *why = "too many replaced members are still held by requests in "
+      "flight: try again in a moment";
+  else if (js->job || rebuild_start (js, why) == 0) {
+    /* The rebuild's thread waits for the lock, then finds m.  The old
+     * member waits in limbo until no reader can hold it (members.c).
+     */
+    members_replace (&a->ms, i, m);
+    md_array_states_changed (a->md);
+    return 0;
+  }
+  return -1;
+}
+
+/* In a reader section (jobs_replace_member): the members the new one is
+ * checked against stay open while it looks.
+ */
+static int
+replace_member (struct jobs *js, int i, const char *name, bool force,
                 char **why)
 {
   static __thread char msg[512];        /* control clients run in parallel */
-  uint64_t need = a->g.data_offset + a->g.stripes * a->g.chunk;
+  struct array *a = js->a;
   struct member *m;
-  int r = -1;
+  int r;
 
   if (a->readonly) {
     *why = "the array is read-only";
@@ -481,7 +615,7 @@ replace_member (struct array *a, int i, const char *name, bool force,
     *why = "the member has not failed: fail it first";
     return -1;
   }
-  if (members_failed (&a->ms) > a->ms.tolerance) {
+  if (!members_can_serve (&a->ms)) {
     *why = "too many members have failed for the array to be rebuilt";
     return -1;
   }
@@ -495,293 +629,161 @@ replace_member (struct array *a, int i, const char *name, bool force,
     *why = msg;
     return -1;
   }
-  if (m->size < need) {
-    snprintf (msg, sizeof msg, "%s is too small: %" PRIu64 " bytes, the array "
-              "needs %" PRIu64, name, m->size, need);
+  if (check_replacement (a, i, m, name, force, msg, sizeof msg) == -1) {
     *why = msg;
-    goto err;
+    member_close (m);
+    return -1;
   }
-  if (array_cannot_align (a, m)) {
-    snprintf (msg, sizeof msg, "%s: %s", name, array_cannot_align (a, m));
-    *why = msg;
-    goto err;
-  }
-  for (int j = 0; j < a->ms.n; j++)
-    if (j != i && member_same (m, members_at (&a->ms, j))) {
-      snprintf (msg, sizeof msg, "%s is already member %d", name, j);
-      *why = msg;
-      goto err;
-    }
-  if (!force && (r = foreign (a, m, name, msg, sizeof msg)) != 0) {
-    *why = msg;
-    r = -1;
-    goto err;
-  }
-
-  /* Decide, then change: everything that can refuse the replacement,
-   * the rebuild's thread included, comes before it is installed.
-   */
-  r = -1;
-  pthread_mutex_lock (&a->job_lock);
-  if (!member_failed (members_at (&a->ms, i)))
-    *why = "the member has not failed: fail it first";
-  else if (a->job && a->job->kind == JOB_SCRUB)
-    *why = "a scrub or resync is running: replace the member when it has "
-      "stopped (it stops at the next row, now that a member has failed; "
-      "'scrub stop' stops it at once)";
-  else if (members_limbo_full (&a->ms))
-    *why = "too many replaced members are still held by requests in "
-      "flight: try again in a moment";
-  else if (a->job || rebuild_start (a, why) == 0) {
-    /* The rebuild's thread waits for job_lock, then finds m.  The old
-     * member waits in limbo until no reader can hold it (members.c).
-     */
-    members_replace (&a->ms, i, m);
-    md_array_states_changed (a->md);
-    r = 0;
-  }
-  pthread_mutex_unlock (&a->job_lock);
-  if (r == 0)
-    return 0;
-
- err:
-  member_close (m);
-  return -1;
-}
-
-/* What replace_member reads of the member table, the members it checks
- * the new one against, stays open while it looks (a reader section).
- */
-int
-array_replace_member (struct array *a, int i, const char *name, bool force,
-                      char **why)
-{
-  unsigned t;
-  int r;
-
-  members_reclaim (&a->ms);            /* make room in limbo if it can be made */
-  t = members_enter (&a->ms);
-  r = replace_member (a, i, name, force, why);
-  members_exit (&a->ms, t);
-  members_reclaim (&a->ms);            /* starts the old member's grace period */
+  pthread_mutex_lock (&js->lock);
+  r = install_replacement (js, i, m, why);
+  pthread_mutex_unlock (&js->lock);
+  if (r == -1)
+    member_close (m);
   return r;
 }
 
-/* Start a scrub.  Everything is checked under job_lock before anything
+int
+jobs_replace_member (struct jobs *js, int i, const char *name, bool force,
+                     char **why)
+{
+  struct members *ms = &js->a->ms;
+  int r;
+
+  members_reclaim (ms);         /* make room in limbo if it can be made */
+  {
+    MEMBERS_READ_FOR_CURRENT_SCOPE (ms);
+
+    r = replace_member (js, i, name, force, why);
+  }
+  members_reclaim (ms);         /* starts the old member's grace period */
+  return r;
+}
+
+/* Start a scrub.  Everything is checked under the lock before anything
  * is changed, and the new job's parameters go into a job of its own: a
  * refused scrub never touches the job that runs.
  */
 static int
-scrub_start (struct array *a, bool repair, bool resync, char **why)
+scrub_start (struct jobs *js, bool repair, bool resync, char **why)
 {
-  struct array_job *j = &a->scrub_job, last;
-  int r = -1;
+  struct array *a = js->a;
+  struct job *j = &js->scrub_job, last;
+  int r;
 
-  pthread_mutex_lock (&a->job_lock);
-  if (a->job)
+  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&js->lock);
+  if (js->job) {
     *why = "another rebuild or scrub is running";
-  else if (members_failed (&a->ms) > 0 || members_rebuilding (&a->ms) >= 0)
-    *why = "the array is degraded: replace the failed members first";
-  else {
-    last = *j;
-    memset (j, 0, sizeof *j);
-    j->kind = JOB_SCRUB;
-    j->member = -1;
-    j->repair = repair;
-    j->resync = resync;
-    j->rows_total = resync ? md_array_resync_rows (a->md) : a->g.stripes;
-    r = job_start (a, j, why);
-    if (r == 0)
-      a->scrubbed = true;
-    else
-      *j = last;                /* the last scrub's result stays */
+    return -1;
   }
-  pthread_mutex_unlock (&a->job_lock);
+  if (members_failed (&a->ms) > 0 || members_rebuilding (&a->ms) >= 0) {
+    *why = "the array is degraded: replace the failed members first";
+    return -1;
+  }
+  last = *j;
+  memset (j, 0, sizeof *j);
+  j->kind = JOB_SCRUB;
+  j->member = -1;
+  j->repair = repair;
+  j->resync = resync;
+  j->rows_total = resync ? md_array_resync_rows (a->md) : a->g.stripes;
+  r = job_start (js, j, why);
+  if (r == 0)
+    js->scrubbed = true;
+  else
+    *j = last;                  /* the last scrub's result stays */
   return r;
 }
 
 int
-array_scrub_start (struct array *a, bool repair, char **why)
+jobs_scrub_start (struct jobs *js, bool repair, char **why)
 {
-  if (repair && a->readonly) {
+  if (repair && js->a->readonly) {
     *why = "the array is read-only (scrub check reads only)";
     return -1;
   }
-  return scrub_start (a, repair, false, why);
+  return scrub_start (js, repair, false, why);
 }
 
 /* After an unclean shutdown: repair the rows the bitmap marks (all rows
  * if there is no bitmap).
  */
-int
-array_resync_start (struct array *a, char **why)
+static int
+resync_start (struct jobs *js, char **why)
 {
-  int r = scrub_start (a, true, true, why);
+  int r = scrub_start (js, true, true, why);
 
   if (r == 0)
     nbdkit_debug ("raid: resyncing %" PRIu64 " of %" PRIu64 " rows",
-                  a->scrub_job.rows_total, a->g.stripes);
+                  js->scrub_job.rows_total, js->a->g.stripes);
   return r;
 }
 
+/* A half-rebuilt member is rebuilt first; the resync of an unclean array
+ * (a repairing scrub of the rows the bitmap marks, or of all) needs every
+ * member readable, so it waits for a later start.
+ */
+int
+jobs_after_fork (struct jobs *js)
+{
+  struct array *a = js->a;
+  char *why;
+
+  if (a->readonly)
+    return 0;
+  if (members_rebuilding (&a->ms) >= 0)
+    return rebuild_resume (js);
+  if (md_array_needs_resync (a->md) && resync_start (js, &why) == -1) {
+    nbdkit_error ("raid: cannot start the resync: %s", why);
+    return -1;
+  }
+  return 0;
+}
+
 void
-array_scrub_stop (struct array *a)
+jobs_scrub_stop (struct jobs *js)
 {
-  pthread_mutex_lock (&a->job_lock);
-  if (a->job && a->job->kind == JOB_SCRUB)
-    job_stop_locked (a);
-  pthread_mutex_unlock (&a->job_lock);
+  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&js->lock);
+
+  if (js->job && js->job->kind == JOB_SCRUB)
+    job_stop_locked (js);
 }
 
-static const char *
-state_name (int state)
-{
-  switch (state) {
-  case MEMBER_IN_SYNC: return "in_sync";
-  case MEMBER_FAILED: return "failed";
-  default: return "rebuilding";
-  }
-}
-
-/* The length of the well-formed UTF-8 sequence at s (1 to 4), or 0 if
- * there is none: a stray continuation byte, a truncated sequence, an
- * overlong form, a surrogate or a code point past U+10FFFF (RFC 3629).
- */
-static int
-utf8_sequence (const unsigned char *s)
-{
-  int n = s[0] < 0x80 ? 1 : s[0] >= 0xc2 && s[0] <= 0xdf ? 2
-    : (s[0] & 0xf0) == 0xe0 ? 3 : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : 0;
-  unsigned char lo = 0x80, hi = 0xbf;   /* the second byte's range */
-
-  if (s[0] == 0xe0) lo = 0xa0;          /* overlong */
-  if (s[0] == 0xed) hi = 0x9f;          /* surrogates */
-  if (s[0] == 0xf0) lo = 0x90;          /* overlong */
-  if (s[0] == 0xf4) hi = 0x8f;          /* past U+10FFFF */
-  for (int k = 1; k < n; k++)
-    if (s[k] < (k == 1 ? lo : 0x80) || s[k] > (k == 1 ? hi : 0xbf))
-      return 0;
-  return n;
-}
-
-/* A JSON string.  Names are paths or URIs, byte strings that need not be
- * UTF-8: what is well-formed UTF-8 goes out as it is (escaping what JSON
- * requires), and each byte that is not part of a well-formed sequence
- * becomes U+FFFD, so that the reply is always valid UTF-8 and valid JSON.
- */
-static void
-json_string (FILE *f, const char *str)
-{
-  const unsigned char *s = (const unsigned char *) str;
-
-  fputc ('"', f);
-  while (*s) {
-    int n = utf8_sequence (s);
-
-    if (n == 0) {
-      fputs ("\\ufffd", f);
-      s++;
-    }
-    else if (*s == '"' || *s == '\\') {
-      fprintf (f, "\\%c", *s);
-      s++;
-    }
-    else if (*s < 0x20 || *s == 0x7f) {
-      fprintf (f, "\\u%04x", *s);
-      s++;
-    }
-    else {
-      fwrite (s, 1, n, f);
-      s += n;
-    }
-  }
-  fputc ('"', f);
-}
-
-static void
-print_bitmap (struct array *a, FILE *f)
-{
-  struct md_bitmap_stats st;
-
-  if (md_array_bitmap_stats (a->md, &st))
-    fprintf (f, ",\"bitmap\":{\"chunk\":%" PRIu64 ",\"bits\":%" PRIu64
-             ",\"dirty\":%" PRIu64 "}", st.chunksize, st.bits, st.dirty);
-  else
-    fprintf (f, ",\"bitmap\":null");
-}
-
-/* One snapshot under job_lock: the job's parameters cannot change while
- * it is held, and the member table only changes under it.
+/* Under the lock: the jobs' parameters cannot change while it is held,
+ * and the member table changes only under it (replace), so the states
+ * agree with the members listed even while a rebuild finishes.
  */
 void
-array_status_json (struct array *a, FILE *f)
+jobs_status (struct jobs *js, struct jobs_status *st)
 {
-  bool rebuild, scrubbing;
-  const struct array_job *sc = &a->scrub_job;
-  uint64_t done = 0, total = a->g.stripes * a->g.chunk;
-  int64_t now = now_ns ();
+  struct members *ms = &js->a->ms;
+  const struct job *rj = &js->rebuild_job, *sc = &js->scrub_job;
+  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&js->lock);
 
-  pthread_mutex_lock (&a->job_lock);
-  rebuild = a->job && a->job->kind == JOB_REBUILD;
-  scrubbing = a->job && a->job->kind == JOB_SCRUB;
+  st->now = now_ns ();
+  st->nmembers = ms->n;
+  for (int i = 0; i < ms->n; i++) {
+    struct member *m = members_at (ms, i);
 
-  /* One snapshot of the states, so that "degraded" and "failed" agree
-   * with the members listed even while a rebuild finishes.
-   */
-  int states[GEOMETRY_MAX_MEMBERS], failed = 0;
-  bool degraded = false;
-
-  for (int i = 0; i < a->ms.n; i++) {
-    states[i] = member_state (members_at (&a->ms, i));
-    failed += states[i] == MEMBER_FAILED;
-    degraded |= states[i] != MEMBER_IN_SYNC;
+    st->member[i].m = m;
+    st->member[i].state = member_state (m);
+    st->member[i].recovery_stripe = member_recovery_stripe (m);
   }
-  fprintf (f, "{\"level\":%d,\"layout\":\"%s\",\"chunk\":%" PRIu64
-           ",\"size\":%" PRIu64 ",\"degraded\":%s,\"failed\":%d,\"members\":[",
-           a->g.level, geometry_layout_name (a->g.layout), a->g.chunk,
-           a->g.array_size, degraded ? "true" : "false", failed);
-  for (int i = 0; i < a->ms.n; i++) {
-    struct member *m = members_at (&a->ms, i);
-    int st = states[i];
-    uint64_t rec = st == MEMBER_IN_SYNC ? total
-      : st == MEMBER_FAILED ? 0
-      : member_recovery_stripe (m) * a->g.chunk;
+  st->rebuild_running = js->job && js->job->kind == JOB_REBUILD;
+  st->rebuild_member = st->rebuild_running ? rj->member : -1;
+  st->rebuild_member_start = rj->member_start;
+  st->rebuild_first_row = rj->first_row;
 
-    fprintf (f, "%s{\"index\":%d,\"name\":", i ? "," : "", i);
-    json_string (f, m->name);
-    fprintf (f, ",\"state\":\"%s\",\"recovery_offset\":%" PRIu64 "}",
-             state_name (st), rec);
-  }
-
-  const struct array_job *rj = &a->rebuild_job;
-  bool rebuilding = rebuild && rj->member >= 0;
-  double elapsed = rebuilding ? (now - rj->member_start) / 1e9 : 0;
-
-  if (rebuilding)
-    done = member_recovery_stripe (members_at (&a->ms, rj->member))
-      * a->g.chunk;
-  fprintf (f, "],\"rebuild\":{\"running\":%s,\"member\":%d,\"done\":%" PRIu64
-           ",\"total\":%" PRIu64 ",\"mb_per_s\":%.1f}",
-           rebuild ? "true" : "false", rebuilding ? rj->member : -1, done,
-           total, elapsed > 0
-           ? (done - rj->first_row * a->g.chunk) / elapsed / 1e6 : 0.0);
-
-  done = __atomic_load_n (&sc->rows_done, __ATOMIC_ACQUIRE) * a->g.chunk;
-  total = a->scrubbed ? sc->rows_total * a->g.chunk : total;
-  elapsed = scrubbing ? (now - sc->start) / 1e9 : 0;
-  fprintf (f, ",\"scrub\":{\"running\":%s,\"repair\":%s,\"resync\":%s,"
-           "\"done\":%" PRIu64 ",\"total\":%" PRIu64 ",\"mb_per_s\":%.1f,"
-           "\"mismatch_cnt\":%" PRIu64 ",\"finished\":%s,\"bad_data\":[",
-           scrubbing ? "true" : "false", sc->repair ? "true" : "false",
-           sc->resync ? "true" : "false", done, total,
-           elapsed > 0 ? done / elapsed / 1e6 : 0.0,
-           __atomic_load_n (&sc->mismatch_cnt, __ATOMIC_RELAXED),
-           sc->finished ? "true" : "false");
-  for (size_t k = 0; k < __atomic_load_n (&sc->nbad, __ATOMIC_ACQUIRE); k++)
-    fprintf (f, "%s{\"stripe\":%" PRIu64 ",\"member\":%d}", k ? "," : "",
-             sc->bad[k].stripe, sc->bad[k].member);
-  fprintf (f, "]}");
-  print_bitmap (a, f);
-  fprintf (f, "}\n");
-  pthread_mutex_unlock (&a->job_lock);
+  st->scrub_running = js->job && js->job->kind == JOB_SCRUB;
+  st->scrubbed = js->scrubbed;
+  st->scrub_repair = sc->repair;
+  st->scrub_resync = sc->resync;
+  st->scrub_finished = sc->finished;
+  st->scrub_start = sc->start;
+  st->scrub_rows_done = atomic_load_explicit (&sc->rows_done,
+                                              memory_order_acquire);
+  st->scrub_rows_total = sc->rows_total;
+  st->scrub_mismatch_cnt = atomic_load_explicit (&sc->mismatch_cnt,
+                                                 memory_order_relaxed);
+  st->scrub_nbad = atomic_load_explicit (&sc->nbad, memory_order_acquire);
+  memcpy (st->scrub_bad, sc->bad, st->scrub_nbad * sizeof sc->bad[0]);
 }

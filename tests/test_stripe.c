@@ -780,7 +780,7 @@ set_state (struct member *m, enum member_state state, uint64_t recovery)
   atomic_store (&m->state, state);
 }
 
-/* Rebuild member b row by row, as rebuild.c does, over scribbled bytes,
+/* Rebuild member b row by row, as jobs.c does, over scribbled bytes,
  * with a write somewhere in the array after each row (rows not yet
  * rebuilt are written too, and reconstructed for it).
  */
