@@ -219,7 +219,7 @@ if HAVE_CHECK
 check_PROGRAMS += test_stripe
 TESTS += test_stripe
 test_stripe_SOURCES = test_stripe.c member_mem.c member_mem.h \
-	../plugin/stripe.c ../plugin/geometry.c ../plugin/member.c \
+	../plugin/stripe_cache.c ../plugin/geometry.c ../plugin/member.c \
 	../plugin/members.c
 test_stripe_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
 test_stripe_LDADD = $(top_builddir)/parity/libparity.la $(CHECK_LIBS) \
