@@ -22,9 +22,10 @@
  * the level tolerates (1 for RAID-5, 2 for RAID-6); after that every
  * request fails with EIO.
  *
- * Writes go row by row through the stripe cache (stripe.c), which holds the
- * row's lock while it reads what it needs, updates P/Q and writes.  A thread
- * takes one row at a time, so rows never wait on each other.
+ * Writes go row by row through the stripe cache (stripe_write.c), which
+ * holds the row's lock while it reads what it needs, updates P/Q and
+ * writes.  A thread takes one row at a time, so rows never wait on each
+ * other.
  *
  * Zeroing and trimming whole rows needs no parity arithmetic: zero data has
  * zero P and zero Q, so every member's range for those rows is punched (or

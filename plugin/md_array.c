@@ -526,7 +526,8 @@ refuse_foreign (struct members *ms, const struct array_config *cfg,
 
     if (sbs[i].role == -2)      /* missing, or unreadable: failed */
       continue;
-    if (sbs[i].role == -3 && signature_probe (members_at (ms, i), &what) == -1) {
+    if (sbs[i].role == -3 &&
+        signature_probe (members_at (ms, i), &what) == -1) {
       nbdkit_error ("member %s: cannot read it: %m", cfg->disks[i]);
       return -1;
     }
@@ -851,7 +852,8 @@ table (const struct md_array *md, struct md_super *sb)
 
     if (d == UINT32_MAX)
       continue;
-    sb->dev_roles[d] = replaced (md, i) || member_failed (members_at (md->ms, i))
+    sb->dev_roles[d] =
+      replaced (md, i) || member_failed (members_at (md->ms, i))
       ? MD_ROLE_FAULTY : (uint16_t) i;
     if (d >= sb->max_dev)
       sb->max_dev = d + 1;

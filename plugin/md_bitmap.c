@@ -6,8 +6,8 @@
  * member's data; a bit is on disk before any write to its region goes
  * out, and is cleared lazily once the region has been idle and its writes
  * are durable.  After a crash only the rows under set bits are resynced.
- * The format is md's (md_bitmap_super.c parses its superblock), so mdadm and the
- * Linux kernel use the same bits, both ways.
+ * The format is md's (md_bitmap_super.c parses its superblock), so mdadm
+ * and the Linux kernel use the same bits, both ways.
  *
  * In memory there is an image of the whole on-disk area (superblock and
  * bits) and, per bit, the number of writes in flight and three flags:

@@ -1,4 +1,6 @@
-/* The stripe cache and the write path of one stripe row; see stripe.c. */
+/* The stripe cache: one stripe row at a time, under the row's lock;
+ * stripe_internal.h says which file does what.
+ */
 
 #ifndef RAID_STRIPE_H
 #define RAID_STRIPE_H

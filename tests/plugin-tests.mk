@@ -211,7 +211,7 @@ EXTRA_DIST += test-raid-ctl-path.sh
 TESTS += test-raid-ctl-replace-fds.sh
 EXTRA_DIST += test-raid-ctl-replace-fds.sh test-raid-ctl-replace-fds.py
 
-# The stripe cache (plugin/stripe.c) against in-memory members
+# The stripe cache (plugin/stripe_*.c) against in-memory members
 # (member_mem.c, fault injection and counters): random writes, the
 # RMW/RCW choice, reconstruction and rebuild, scrub, members failing
 # mid-write, all checked by a reference computed in the test.
@@ -219,7 +219,9 @@ if HAVE_CHECK
 check_PROGRAMS += test_stripe
 TESTS += test_stripe
 test_stripe_SOURCES = test_stripe.c member_mem.c member_mem.h \
-	../plugin/stripe_cache.c ../plugin/geometry.c ../plugin/member.c \
+	../plugin/stripe_cache.c ../plugin/stripe_recover.c \
+	../plugin/stripe_write.c ../plugin/stripe_scrub.c \
+	../plugin/geometry.c ../plugin/member.c \
 	../plugin/members.c
 test_stripe_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
 test_stripe_LDADD = $(top_builddir)/parity/libparity.la $(CHECK_LIBS) \
