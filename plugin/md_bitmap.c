@@ -53,6 +53,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -82,7 +83,7 @@ struct md_bitmap {
   uint8_t *flags;               /* per bit */
   uint64_t *page_gen;           /* per page: generation of its last change */
   uint64_t gen;                 /* of the latest change */
-  uint64_t disk_gen;            /* written; also read without the lock */
+  _Atomic uint64_t disk_gen;    /* written; also read without the lock */
   uint64_t dirty;               /* bits set in the image */
 
   pthread_mutex_t io_lock;      /* one writeout at a time; the fields below */
@@ -261,7 +262,7 @@ writeout (struct md_bitmap *bm, uint64_t target)
 
   pthread_mutex_lock (&bm->lock);
   if (g > bm->disk_gen)
-    __atomic_store_n (&bm->disk_gen, g, __ATOMIC_RELEASE);
+    atomic_store_explicit (&bm->disk_gen, g, memory_order_release);
   pthread_mutex_unlock (&bm->lock);
   pthread_mutex_unlock (&bm->io_lock);
   return r;
@@ -467,7 +468,7 @@ md_bitmap_write_begin (struct md_bitmap *bm, uint64_t first, uint64_t end)
       need = bm->page_gen[p];
   pthread_mutex_unlock (&bm->lock);
 
-  if (need > __atomic_load_n (&bm->disk_gen, __ATOMIC_ACQUIRE) &&
+  if (need > atomic_load_explicit (&bm->disk_gen, memory_order_acquire) &&
       writeout (bm, need) == -1) {
     md_bitmap_write_end (bm, first, end);
     return -1;
