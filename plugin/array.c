@@ -385,9 +385,34 @@ array_write (struct array *a, const void *buf, uint64_t count,
   return r;
 }
 
-/* Punch or zero-range one whole row on every working member.  Returns 0,
- * or -1 with errno (EOPNOTSUPP: some member cannot; *changed says whether
- * any other member did it, leaving the row half done).
+/* Flush every working member.  Only the members: md's clean marking
+ * (array_flush) takes md's locks, which are never taken under a stripe
+ * head (lock.h), and a flush inside a write could not mark it clean
+ * anyway.  Returns 0, or -1 (errno EIO) if the array can no longer serve.
+ */
+static int
+flush_members (struct array *a)
+{
+  struct member_io ios[GEOMETRY_MAX_MEMBERS];
+  int n = 0;
+
+  for (int m = 0; m < a->ms.n; m++) {
+    struct member *mb = members_at (&a->ms, m);
+
+    if (!member_failed (mb))
+      ios[n++] = (struct member_io) { .member = mb, .op = MEMBER_FLUSH };
+  }
+  if (member_io_run (ios, n) == -1 && fail_members (a, ios, n) == -1) {
+    nbdkit_error ("raid: flush: %m");
+    return -1;
+  }
+  return 0;
+}
+
+/* Punch or zero-range one whole row on every working member, with the
+ * row's head held.  Returns 0, or -1 with errno (EOPNOTSUPP: some member
+ * cannot; *changed says whether any other member did it, leaving the row
+ * half done).
  */
 static int
 discard_row (struct array *a, uint64_t stripe, enum member_op op, bool fua,
@@ -416,7 +441,7 @@ discard_row (struct array *a, uint64_t stripe, enum member_op op, bool fua,
     if (fail_members (a, ios, n) == -1)
       return -1;
   }
-  return fua ? array_flush (a) : 0;
+  return fua ? flush_members (a) : 0;
 }
 
 /* Zero whole rows [first, end).  may_write: fall back to writing zeroes
@@ -535,22 +560,13 @@ array_after_fork (struct array *a)
 int
 array_flush (struct array *a)
 {
-  struct member_io ios[GEOMETRY_MAX_MEMBERS];
   unsigned t = members_enter (&a->ms);
-  int n = 0, r = 0;
+  int r = 0;
 
   if (a->readonly)              /* nothing to make durable */
     return 0;
-  for (int m = 0; m < a->ms.n; m++) {
-    struct member *mb = members_at (&a->ms, m);
-
-    if (!member_failed (mb))
-      ios[n++] = (struct member_io) { .member = mb, .op = MEMBER_FLUSH };
-  }
-  if (member_io_run (ios, n) == -1 && fail_members (a, ios, n) == -1) {
-    nbdkit_error ("raid: flush: %m");
+  if (flush_members (a) == -1)
     r = -1;
-  }
   else
     md_array_flushed (a->md);
   members_exit (&a->ms, t);
