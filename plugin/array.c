@@ -351,37 +351,35 @@ request_rows (const struct array *a, uint64_t count, uint64_t offset,
   *end = count ? (offset + count - 1) / a->g.stripe_data_bytes + 1 : *first;
 }
 
-/* Every request works in a reader section (members.c), so that no member
- * it finds in the member table is closed under it.
+/* Every request works in a reader section (members.c) for the rest of
+ * its entry point, so that no member it finds in the member table is
+ * closed under it, whatever way it returns.
  */
 int
 array_read (struct array *a, void *buf, uint64_t count, uint64_t offset)
 {
-  unsigned t = members_enter (&a->ms);
-  int r = read_pieces (a, buf, count, offset);
+  MEMBERS_READ_FOR_CURRENT_SCOPE (&a->ms);
 
-  members_exit (&a->ms, t);
-  return r;
+  return read_pieces (a, buf, count, offset);
 }
 
 int
 array_write (struct array *a, const void *buf, uint64_t count,
              uint64_t offset, bool fua)
 {
+  MEMBERS_READ_FOR_CURRENT_SCOPE (&a->ms);
   uint64_t first, end;
-  unsigned t = members_enter (&a->ms);
-  int r = -1;
+  int r;
 
   if (a->readonly) {
     errno = EROFS;
     return -1;
   }
   request_rows (a, count, offset, &first, &end);
-  if (md_array_write_begin (a->md, first, end) == 0) {
-    r = write_rows (a, buf, count, offset, fua);
-    md_array_write_end (a->md, first, end);
-  }
-  members_exit (&a->ms, t);
+  if (md_array_write_begin (a->md, first, end) == -1)
+    return -1;
+  r = write_rows (a, buf, count, offset, fua);
+  md_array_write_end (a->md, first, end);
   return r;
 }
 
@@ -525,20 +523,19 @@ int
 array_zero (struct array *a, uint64_t count, uint64_t offset, bool may_trim,
             bool fast, bool fua)
 {
+  MEMBERS_READ_FOR_CURRENT_SCOPE (&a->ms);
   uint64_t first, end;
-  unsigned t = members_enter (&a->ms);
-  int r = -1;
+  int r;
 
   if (a->readonly) {
     errno = EROFS;
     return -1;
   }
   request_rows (a, count, offset, &first, &end);
-  if (md_array_write_begin (a->md, first, end) == 0) {
-    r = zero_or_trim (a, count, offset, may_trim, fast, fua);
-    md_array_write_end (a->md, first, end);
-  }
-  members_exit (&a->ms, t);
+  if (md_array_write_begin (a->md, first, end) == -1)
+    return -1;
+  r = zero_or_trim (a, count, offset, may_trim, fast, fua);
+  md_array_write_end (a->md, first, end);
   return r;
 }
 
@@ -560,15 +557,12 @@ array_after_fork (struct array *a)
 int
 array_flush (struct array *a)
 {
-  unsigned t = members_enter (&a->ms);
-  int r = 0;
+  MEMBERS_READ_FOR_CURRENT_SCOPE (&a->ms);
 
   if (a->readonly)              /* nothing to make durable */
     return 0;
   if (flush_members (a) == -1)
-    r = -1;
-  else
-    md_array_flushed (a->md);
-  members_exit (&a->ms, t);
-  return r;
+    return -1;
+  md_array_flushed (a->md);
+  return 0;
 }
