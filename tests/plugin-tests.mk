@@ -231,3 +231,9 @@ endif
 # Assembly refused after a member was set aside: a refusal, not a crash.
 TESTS += test-raid-md-claimed-twice.sh
 EXTRA_DIST += test-raid-md-claimed-twice.sh
+
+# The plugin's files call each other one way only (issue 12): the
+# file-level graph from the objects' symbols, printed, with no cycle and
+# no edge against the layer order in layering.py.
+TESTS += test-layering.sh
+EXTRA_DIST += test-layering.sh layering.py
