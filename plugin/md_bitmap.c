@@ -554,6 +554,14 @@ clearing_pass (struct md_bitmap *bm, bool idle)
   }
 }
 
+void
+md_bitmap_sweep (struct md_bitmap *bm)
+{
+  MEMBERS_READ_FOR_CURRENT_SCOPE (bm->ms);      /* reads the table */
+
+  clearing_pass (bm, true);
+}
+
 static void *
 daemon_thread (void *arg)
 {
@@ -562,7 +570,6 @@ daemon_thread (void *arg)
   pthread_mutex_lock (&bm->lock);
   while (!bm->stop) {
     struct timespec t;
-    unsigned gate;
 
     clock_gettime (CLOCK_MONOTONIC, &t);
     t.tv_sec += bm->sb.daemon_sleep;
@@ -572,9 +579,7 @@ daemon_thread (void *arg)
     if (bm->stop)
       break;
     pthread_mutex_unlock (&bm->lock);
-    gate = members_enter (bm->ms);  /* reads the table: see members.c */
-    clearing_pass (bm, true);
-    members_exit (bm->ms, gate);
+    md_bitmap_sweep (bm);
     pthread_mutex_lock (&bm->lock);
   }
   pthread_mutex_unlock (&bm->lock);

@@ -76,8 +76,17 @@ struct md_bitmap *md_bitmap_new (struct members *ms,
                                  const uint8_t uuid[16], uint64_t chunksize,
                                  uint32_t daemon_sleep, const char **why);
 
-/* Start the lazy clearing (in the serving process, after the fork). */
+/* Start the lazy clearing (in the serving process, after the fork): a
+ * thread that runs md_bitmap_sweep every daemon_sleep seconds.
+ */
 int md_bitmap_start_daemon (struct md_bitmap *bm);
+/* One pass of the lazy clearing: bits that are set, held by no write,
+ * not needed by a resync and untouched since the last pass are cleared
+ * once a flush of every member has made their writes durable; bits
+ * touched since the last pass wait for the next.  Nothing is cleared
+ * while a member has failed or is being rebuilt.
+ */
+void md_bitmap_sweep (struct md_bitmap *bm);
 
 /* Stop it; if the array is healthy, clear every bit that no write holds
  * and write the bitmap out.  Frees bm.

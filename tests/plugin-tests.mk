@@ -237,3 +237,16 @@ EXTRA_DIST += test-raid-md-claimed-twice.sh
 # no edge against the layer order in layering.py.
 TESTS += test-layering.sh
 EXTRA_DIST += test-layering.sh layering.py
+
+# md's write-intent bitmap (plugin/md_bitmap.c) as a state machine against
+# in-memory members: marked before the write, lazy clearing, nothing
+# cleared while degraded, the resync's rows after an unclean shutdown.
+if HAVE_CHECK
+check_PROGRAMS += test_md_bitmap
+TESTS += test_md_bitmap
+test_md_bitmap_SOURCES = test_md_bitmap.c member_mem.c member_mem.h \
+	../plugin/md_bitmap.c ../plugin/md_bitmap_super.c ../plugin/members.c \
+	../plugin/member.c
+test_md_bitmap_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
+test_md_bitmap_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
+endif
