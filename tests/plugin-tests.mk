@@ -250,3 +250,17 @@ test_md_bitmap_SOURCES = test_md_bitmap.c member_mem.c member_mem.h \
 test_md_bitmap_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
 test_md_bitmap_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
+
+# md_array.c against in-memory members: create, clean/active event
+# counting, failures and dev_number reuse over thousands of
+# replacements, assembly in role order with one-behind and stale members.
+if HAVE_CHECK
+check_PROGRAMS += test_md_array
+TESTS += test_md_array
+test_md_array_SOURCES = test_md_array.c member_mem.c member_mem.h \
+	../plugin/md_array.c ../plugin/md_bitmap.c ../plugin/md_bitmap_super.c \
+	../plugin/md_super.c ../plugin/signature.c ../plugin/members.c \
+	../plugin/member.c ../plugin/geometry.c
+test_md_array_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
+test_md_array_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
+endif
