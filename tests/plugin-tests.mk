@@ -264,3 +264,14 @@ test_md_array_SOURCES = test_md_array.c member_mem.c member_mem.h \
 test_md_array_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
 test_md_array_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
+
+# The member table (plugin/members.c): the failure policy, what can
+# still be served, reader sections and the reclaim of replaced members.
+if HAVE_CHECK
+check_PROGRAMS += test_members
+TESTS += test_members
+test_members_SOURCES = test_members.c member_mem.c member_mem.h \
+	../plugin/members.c ../plugin/member.c
+test_members_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
+test_members_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
+endif
