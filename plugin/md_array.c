@@ -2,6 +2,10 @@
  * superblocks, creating superblocks mdadm accepts, and keeping them true
  * while the array serves.
  *
+ * md knows of the array only its member table (members.h), whose order it
+ * sets at assembly (members_arrange), and what the superblocks say; every
+ * entry point takes the struct md_array, NULL in raw mode.
+ *
  * Assembling (md_array_assemble, from array_open).  Every member's
  * superblock is read; none at all means raw mode (unless metadata=md),
  * some but not all is an error.  All must carry one set UUID.  The member
@@ -15,9 +19,11 @@
  * Serving (md_array_write_begin / md_array_flushed / md_array_close).  Like
  * md: before the first write after the array was clean, every working
  * member's superblock is rewritten "active" (resync_offset 0, events + 1);
- * after a flush with no write in flight, and at shutdown, "clean"
- * (resync_offset all ones, events - 1 if nothing else changed meanwhile,
- * as md does; see next_events).  An array found active at start-up
+ * after a flush with no write in flight (array.c tells md_array_flushed,
+ * and flushes before md_array_close), "clean" (resync_offset all ones,
+ * events - 1 if nothing else changed meanwhile, as md does; see
+ * next_events).  Locking: md->lock (lock.h) serialises updates; clean
+ * and the writes in flight are atomics read without it.  An array found active at start-up
  * was not shut down cleanly: its parity is resynchronised by a repairing
  * scrub in the background.  Member failures and replacements are written
  * into dev_roles at the next update; a replacement takes the lowest free

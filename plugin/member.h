@@ -4,10 +4,13 @@
  * describe the I/O they need as a batch of struct member_io and hand the
  * whole batch to member_io_run(), which gives each backend its share at
  * once, so a stripe's reads (or writes) on all members are in flight
- * together.  A backend is a struct member_ops: the file backend
+ * together.  A backend is a struct member_ops (an operation each: run a
+ * batch, say whether two members are one disk, close): the file backend
  * (member_file.c, files and block devices through io_uring) and the NBD
  * backend (member_nbd.c, remote exports through libnbd), mixed freely in
- * one array.
+ * one array.  members.c turns names into members and decides what a
+ * failed request means (the failure policy); this file only records a
+ * member's state.
  *
  * Errors are per request: member_io_run() completes every request it can,
  * sets err (an errno value) on each one that failed, and returns -1 with

@@ -36,7 +36,7 @@
  *     a status report.  Sections never block, allocate nothing (two atomic
  *     increments and a decrement on two counters) and nest.  A member in
  *     the table is never closed, so code that serialises with replace
- *     (jobs.c's job_lock) may read the table too.
+ *     (jobs.c's lock) may read the table too.
  *   - Identity.  Across sections only a member's serial may be kept, never
  *     its address: once out of a section the member may be closed and its
  *     memory reused by the next replacement (jobs.c's rebuild_member,
