@@ -53,7 +53,7 @@ lock_release (pthread_mutex_t **m)
 #define ACQUIRE_LOCK_FOR_CURRENT_SCOPE_1(mutex, n) \
   ACQUIRE_LOCK_FOR_CURRENT_SCOPE_2 (mutex, n)
 #define ACQUIRE_LOCK_FOR_CURRENT_SCOPE_2(mutex, n) \
-  __attribute__ ((cleanup (lock_release))) \
+  __attribute__ ((cleanup (lock_release), unused)) \
   pthread_mutex_t *lock_held_##n = (mutex); \
   pthread_mutex_lock (lock_held_##n)
 

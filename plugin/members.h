@@ -127,7 +127,7 @@ members_section_end (struct members_section *s)
 #define MEMBERS_READ_FOR_CURRENT_SCOPE_1(ms, n) \
   MEMBERS_READ_FOR_CURRENT_SCOPE_2 (ms, n)
 #define MEMBERS_READ_FOR_CURRENT_SCOPE_2(ms, n) \
-  __attribute__ ((cleanup (members_section_end))) \
+  __attribute__ ((cleanup (members_section_end), unused)) \
   struct members_section members_section_##n = { (ms), members_enter (ms) }
 
 /* Replacing member i by m (m becomes REBUILDING from row 0; the old
