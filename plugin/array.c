@@ -16,15 +16,16 @@
  * cache instead, which rebuilds it from the other members under the row's
  * lock, so that no write can change the row half way through.
  *
- * Failures.  Any error from a member fails that member for good
- * (member_fail), but EOPNOTSUPP from a punch or zero-range, which has a
- * fallback; the array goes on degraded while no more members
- * have failed than the level tolerates (1 for RAID-5, 2 for RAID-6), and
- * after that every request fails with EIO.
+ * Failures are members.c's: a failed request fails its member for good
+ * (but a punch or zero-range a member cannot do, which has a fallback),
+ * and the array goes on degraded while no more members have failed than
+ * the level tolerates (1 for RAID-5, 2 for RAID-6); after that every
+ * request fails with EIO.
  *
- * Writes go row by row through the stripe cache (stripe.c), which holds the
- * row's lock while it reads what it needs, updates P/Q and writes.  A thread
- * takes one row at a time, so rows never wait on each other.
+ * Writes go row by row through the stripe cache (stripe_write.c), which
+ * holds the row's lock while it reads what it needs, updates P/Q and
+ * writes.  A thread takes one row at a time, so rows never wait on each
+ * other.
  *
  * Zeroing and trimming whole rows needs no parity arithmetic: zero data has
  * zero P and zero Q, so every member's range for those rows is punched (or
@@ -50,24 +51,6 @@
 
 #define PAGE 4096
 #define READ_BATCH 64
-
-static int
-open_members (struct array *a, const struct array_config *cfg)
-{
-  for (int i = 0; i < cfg->ndisks; i++) {
-    a->members[i] = member_open (cfg->disks[i], cfg->direct);
-    if (a->members[i] == NULL)
-      return -1;
-    a->nmembers = i + 1;
-    for (int j = 0; j < i; j++)
-      if (member_same (a->members[i], a->members[j])) {
-        nbdkit_error ("member %s: the same disk as member %d (%s)",
-                      cfg->disks[i], j, cfg->disks[j]);
-        return -1;
-      }
-  }
-  return 0;
-}
 
 /* The stripe cache reads and writes whole 4 KiB pages from the data
  * offset on, and the metadata is 4 KiB aligned: a member whose alignment
@@ -95,11 +78,14 @@ smallest_member (const struct array *a, int *which)
 {
   uint64_t min = UINT64_MAX;
 
-  for (int i = 0; i < a->nmembers; i++)
-    if (!member_failed (a->members[i]) && a->members[i]->size < min) {
-      min = a->members[i]->size;
+  for (int i = 0; i < a->ms.n; i++) {
+    struct member *m = members_at (&a->ms, i);
+
+    if (!member_failed (m) && m->size < min) {
+      min = m->size;
       *which = i;
     }
+  }
   return min;
 }
 
@@ -118,17 +104,16 @@ array_open (const struct array_config *cfg_in)
   }
   a->direct = cfg->direct;
   a->readonly = cfg->readonly;
-  a->rebuild_rate = cfg->rebuild_rate;
   a->can_punch = a->can_zero_range = true;
-  array_jobs_init (a);
-  if (open_members (a, cfg) == -1)
+  members_init (&a->ms);
+  if (members_open (&a->ms, cfg->disks, cfg->ndisks, cfg->direct) == -1)
     goto err;
   if (cfg->create && cfg->readonly) {
     nbdkit_error ("create=true writes superblocks: it cannot go with a "
                   "read-only array (nbdkit -r or readonly=true)");
     goto err;
   }
-  if (md_array_assemble (a, cfg, &md_bytes) == -1)
+  if (md_array_assemble (&a->ms, cfg, &md_bytes, &a->md) == -1)
     goto err;
   if (cfg->create && !cfg->set_data_offset)
     cfg->data_offset = 1024 * 1024;   /* room for the superblock */
@@ -139,7 +124,7 @@ array_open (const struct array_config *cfg_in)
   }
 
   min = md_bytes ? md_bytes : smallest_member (a, &small);
-  if (geometry_init (&a->g, cfg->level, cfg->layout, a->nmembers, cfg->chunk,
+  if (geometry_init (&a->g, cfg->level, cfg->layout, a->ms.n, cfg->chunk,
                      cfg->data_offset, min, &why) == -1) {
     if (strstr (why, "small"))    /* the errors about member sizes */
       nbdkit_error ("raid: %s (smallest member: %s, %" PRIu64 " bytes)",
@@ -149,25 +134,29 @@ array_open (const struct array_config *cfg_in)
     goto err;
   }
 
-  for (int i = 0; i < a->nmembers; i++)
-    if ((why = array_cannot_align (a, a->members[i])) != NULL) {
-      nbdkit_error ("member %s: %s", a->members[i]->name, why);
+  members_set_level (&a->ms, a->g.level);
+  for (int i = 0; i < a->ms.n; i++) {
+    struct member *m = members_at (&a->ms, i);
+
+    if ((why = array_cannot_align (a, m)) != NULL) {
+      nbdkit_error ("member %s: %s", m->name, why);
       goto err;
     }
+  }
 
-  if (array_failed_members (a) > array_tolerance (a)) {
+  if (!members_can_serve (&a->ms)) {
     nbdkit_error ("raid: %d members are missing, RAID-%d can serve with at "
-                  "most %d", array_failed_members (a), a->g.level,
-                  array_tolerance (a));
+                  "most %d", members_failed (&a->ms), a->g.level,
+                  a->ms.tolerance);
     goto err;
   }
 
-  a->cache = stripe_cache_create (&a->g, a->members, cfg->cache_bytes);
+  a->cache = stripe_cache_create (&a->g, &a->ms, cfg->cache_bytes);
   if (a->cache == NULL) {
     nbdkit_error ("stripe cache: %m");
     goto err;
   }
-  if (cfg->create && md_array_create (a, cfg) == -1)
+  if (cfg->create && md_array_create (&a->ms, &a->g, cfg, &a->md) == -1)
     goto err;
   return a;
 
@@ -176,44 +165,14 @@ array_open (const struct array_config *cfg_in)
   return NULL;
 }
 
-int
-array_tolerance (const struct array *a)
-{
-  return a->g.level == 6 ? 2 : 1;
-}
-
-int
-array_failed_members (const struct array *a)
-{
-  int n = 0;
-
-  for (int i = 0; i < a->nmembers; i++)
-    n += member_failed (a->members[i]);
-  return n;
-}
-
-/* A punch or zero-range that a member cannot do (EOPNOTSUPP) is a missing
- * feature with a fallback (zero_rows writes zeroes instead), not a broken
- * member.  Any other failure is, a flush's EOPNOTSUPP included: the
- * member did not make its writes durable.
- */
-static bool
-missing_feature (const struct member_io *io)
-{
-  return io->err == EOPNOTSUPP &&
-    (io->op == MEMBER_PUNCH || io->op == MEMBER_ZERO);
-}
-
-/* Fail the members whose requests failed (but for missing features).  0
- * if the array can still serve, else -1 with errno EIO.
+/* The failure policy (members.c) for the requests of a batch that failed;
+ * then 0 if the array can still serve, else -1 with errno EIO.
  */
 static int
 fail_members (struct array *a, const struct member_io *ios, size_t n)
 {
-  for (size_t i = 0; i < n; i++)
-    if (ios[i].err && !missing_feature (&ios[i]))
-      member_fail (ios[i].member, ios[i].err);
-  if (array_failed_members (a) <= array_tolerance (a))
+  members_io_failed (ios, n);
+  if (members_can_serve (&a->ms))
     return 0;
   errno = EIO;
   return -1;
@@ -224,17 +183,11 @@ array_close (struct array *a)
 {
   if (a == NULL)
     return;
-  array_jobs_stop (a);
   if (a->cache)
-    md_array_close (a);
-  else
-    md_array_discard (a);       /* array_open failed: write nothing */
+    array_flush (a);            /* marks md's superblocks clean */
+  md_array_close (a->md);
   stripe_cache_destroy (a->cache);
-  for (int i = 0; i < a->nmembers; i++)
-    member_close (a->members[i]);
-  for (int i = 0; i < a->nretired; i++)
-    member_close (a->retired[i]);
-  array_jobs_destroy (a);
+  members_destroy (&a->ms);
   free (a);
 }
 
@@ -330,14 +283,15 @@ read_pieces (struct array *a, void *buf, uint64_t count, uint64_t offset)
       geometry_map_stripe (&a->g, loc.stripe, &map);
       mapped = loc.stripe;
     }
-    m = a->members[map.data_member[loc.chunk]];
+    m = members_at (&a->ms, map.data_member[loc.chunk]);
     moff = geometry_member_offset (&a->g, loc.stripe) + loc.within;
 
     if (!member_readable (m, loc.stripe))
       r = read_degraded (a, p, len, offset);
     else if (needs_bounce (m, p, len, moff)) {
       if (read_bounced (m, p, len, moff) == -1)
-        r = fail_members (a, &(struct member_io) { .member = m, .err = errno }, 1)
+        r = fail_members (a, &(struct member_io) {
+            .member = m, .op = MEMBER_READ, .err = errno }, 1)
           ?: read_degraded (a, p, len, offset);
     }
     else {
@@ -397,43 +351,66 @@ request_rows (const struct array *a, uint64_t count, uint64_t offset,
   *end = count ? (offset + count - 1) / a->g.stripe_data_bytes + 1 : *first;
 }
 
-/* Every request works in a reader section (array_enter, rebuild.c), so
- * that no member it finds in a->members[] is closed under it.
+/* Every request works in a reader section (members.c) for the rest of
+ * its entry point, so that no member it finds in the member table is
+ * closed under it, whatever way it returns.
  */
 int
 array_read (struct array *a, void *buf, uint64_t count, uint64_t offset)
 {
-  unsigned t = array_enter (a);
-  int r = read_pieces (a, buf, count, offset);
+  MEMBERS_READ_FOR_CURRENT_SCOPE (&a->ms);
 
-  array_exit (a, t);
-  return r;
+  return read_pieces (a, buf, count, offset);
 }
 
 int
 array_write (struct array *a, const void *buf, uint64_t count,
              uint64_t offset, bool fua)
 {
+  MEMBERS_READ_FOR_CURRENT_SCOPE (&a->ms);
   uint64_t first, end;
-  unsigned t = array_enter (a);
-  int r = -1;
+  int r;
 
   if (a->readonly) {
     errno = EROFS;
     return -1;
   }
   request_rows (a, count, offset, &first, &end);
-  if (md_array_write_begin (a, first, end) == 0) {
-    r = write_rows (a, buf, count, offset, fua);
-    md_array_write_end (a, first, end);
-  }
-  array_exit (a, t);
+  if (md_array_write_begin (a->md, first, end) == -1)
+    return -1;
+  r = write_rows (a, buf, count, offset, fua);
+  md_array_write_end (a->md, first, end);
   return r;
 }
 
-/* Punch or zero-range one whole row on every working member.  Returns 0,
- * or -1 with errno (EOPNOTSUPP: some member cannot; *changed says whether
- * any other member did it, leaving the row half done).
+/* Flush every working member.  Only the members: md's clean marking
+ * (array_flush) takes md's locks, which are never taken under a stripe
+ * head (lock.h), and a flush inside a write could not mark it clean
+ * anyway.  Returns 0, or -1 (errno EIO) if the array can no longer serve.
+ */
+static int
+flush_members (struct array *a)
+{
+  struct member_io ios[GEOMETRY_MAX_MEMBERS];
+  int n = 0;
+
+  for (int m = 0; m < a->ms.n; m++) {
+    struct member *mb = members_at (&a->ms, m);
+
+    if (!member_failed (mb))
+      ios[n++] = (struct member_io) { .member = mb, .op = MEMBER_FLUSH };
+  }
+  if (member_io_run (ios, n) == -1 && fail_members (a, ios, n) == -1) {
+    nbdkit_error ("raid: flush: %m");
+    return -1;
+  }
+  return 0;
+}
+
+/* Punch or zero-range one whole row on every working member, with the
+ * row's head held.  Returns 0, or -1 with errno (EOPNOTSUPP: some member
+ * cannot; *changed says whether any other member did it, leaving the row
+ * half done).
  */
 static int
 discard_row (struct array *a, uint64_t stripe, enum member_op op, bool fua,
@@ -442,8 +419,8 @@ discard_row (struct array *a, uint64_t stripe, enum member_op op, bool fua,
   struct member_io ios[GEOMETRY_MAX_MEMBERS];
   int n = 0;
 
-  for (int m = 0; m < a->nmembers; m++) {
-    struct member *mb = a->members[m];
+  for (int m = 0; m < a->ms.n; m++) {
+    struct member *mb = members_at (&a->ms, m);
 
     if (!member_failed (mb))
       ios[n++] = (struct member_io) {
@@ -462,7 +439,7 @@ discard_row (struct array *a, uint64_t stripe, enum member_op op, bool fua,
     if (fail_members (a, ios, n) == -1)
       return -1;
   }
-  return fua ? array_flush (a) : 0;
+  return fua ? flush_members (a) : 0;
 }
 
 /* Zero whole rows [first, end).  may_write: fall back to writing zeroes
@@ -546,20 +523,19 @@ int
 array_zero (struct array *a, uint64_t count, uint64_t offset, bool may_trim,
             bool fast, bool fua)
 {
+  MEMBERS_READ_FOR_CURRENT_SCOPE (&a->ms);
   uint64_t first, end;
-  unsigned t = array_enter (a);
-  int r = -1;
+  int r;
 
   if (a->readonly) {
     errno = EROFS;
     return -1;
   }
   request_rows (a, count, offset, &first, &end);
-  if (md_array_write_begin (a, first, end) == 0) {
-    r = zero_or_trim (a, count, offset, may_trim, fast, fua);
-    md_array_write_end (a, first, end);
-  }
-  array_exit (a, t);
+  if (md_array_write_begin (a->md, first, end) == -1)
+    return -1;
+  r = zero_or_trim (a, count, offset, may_trim, fast, fua);
+  md_array_write_end (a->md, first, end);
   return r;
 }
 
@@ -569,50 +545,24 @@ array_trim (struct array *a, uint64_t count, uint64_t offset, bool fua)
   return array_zero (a, count, offset, true, false, fua);
 }
 
-/* A half-rebuilt member is rebuilt first; the resync of an unclean array
- * (a repairing scrub of the rows the bitmap marks, or of all) needs every
- * member readable, so it waits for a later start.  Read-only, neither
- * runs (md_array_assemble said what is left undone).
+/* What md does once nbdkit serves (create=true's superblocks, the
+ * bitmap's clearing); the jobs start after it (jobs_after_fork).
  */
 int
 array_after_fork (struct array *a)
 {
-  char *why;
-
-  if (md_array_after_fork (a) == -1)
-    return -1;
-  if (a->readonly)
-    return 0;
-  if (array_rebuilding_member (a) >= 0)
-    return array_rebuild_resume (a);
-  if (md_array_needs_resync (a) && array_resync_start (a, &why) == -1) {
-    nbdkit_error ("raid: cannot start the resync: %s", why);
-    return -1;
-  }
-  return 0;
+  return md_array_after_fork (a->md);
 }
 
 int
 array_flush (struct array *a)
 {
-  struct member_io ios[GEOMETRY_MAX_MEMBERS];
-  unsigned t = array_enter (a);
-  int n = 0, r = 0;
+  MEMBERS_READ_FOR_CURRENT_SCOPE (&a->ms);
 
   if (a->readonly)              /* nothing to make durable */
     return 0;
-  for (int m = 0; m < a->nmembers; m++) {
-    struct member *mb = a->members[m];
-
-    if (!member_failed (mb))
-      ios[n++] = (struct member_io) { .member = mb, .op = MEMBER_FLUSH };
-  }
-  if (member_io_run (ios, n) == -1 && fail_members (a, ios, n) == -1) {
-    nbdkit_error ("raid: flush: %m");
-    r = -1;
-  }
-  else
-    md_array_flushed (a);
-  array_exit (a, t);
-  return r;
+  if (flush_members (a) == -1)
+    return -1;
+  md_array_flushed (a->md);
+  return 0;
 }

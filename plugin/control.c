@@ -27,13 +27,13 @@
  * or it is dropped.  Every wait in these threads (accept, read, write) is a
  * poll that includes the wake pipe: control_stop writes to it once and
  * every thread sees it at once, finishes the command it may be running
- * (commands are short: the long work runs in rebuild.c's job thread) and
+ * (commands are short: the long work runs in jobs.c's job thread) and
  * ends, so that shutdown, and the clean superblocks it writes, never wait
  * for a client.
  *
- * The acceptor also calls array_reclaim at least once a second, so that
+ * The acceptor also calls members_reclaim at least once a second, so that
  * members retired by replace are closed soon after the last reader that
- * could hold them has left (see rebuild.c).
+ * could hold them has left (see members.c).
  *
  * Locks: clients_lock guards the client table; it is never held while a
  * command runs.
@@ -43,6 +43,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -60,6 +61,10 @@
 #include "array.h"
 #include "control.h"
 #include "control_command.h"
+#include "jobs.h"
+#include "md_array.h"
+#include "md_bitmap.h"
+#include "members.h"
 
 #define MAX_CLIENTS 16
 #define CLIENT_TIMEOUT_MS 5000
@@ -77,6 +82,7 @@ static int listen_fd = -1;
 static int wake_pipe[2] = { -1, -1 };
 static char *socket_path;
 static struct array *array;
+static struct jobs *jobs;
 static pthread_t acceptor;
 static bool acceptor_running;
 static pthread_mutex_t clients_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -175,8 +181,149 @@ write_all (int fd, const char *p, size_t len, int64_t deadline)
   }
 }
 
+static const char *
+state_name (enum member_state state)
+{
+  switch (state) {
+  case MEMBER_IN_SYNC: return "in_sync";
+  case MEMBER_FAILED: return "failed";
+  default: return "rebuilding";
+  }
+}
+
+/* The length of the well-formed UTF-8 sequence at s (1 to 4), or 0 if
+ * there is none: a stray continuation byte, a truncated sequence, an
+ * overlong form, a surrogate or a code point past U+10FFFF (RFC 3629).
+ */
+static int
+utf8_sequence (const unsigned char *s)
+{
+  int n = s[0] < 0x80 ? 1 : s[0] >= 0xc2 && s[0] <= 0xdf ? 2
+    : (s[0] & 0xf0) == 0xe0 ? 3 : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : 0;
+  unsigned char lo = 0x80, hi = 0xbf;   /* the second byte's range */
+
+  if (s[0] == 0xe0) lo = 0xa0;          /* overlong */
+  if (s[0] == 0xed) hi = 0x9f;          /* surrogates */
+  if (s[0] == 0xf0) lo = 0x90;          /* overlong */
+  if (s[0] == 0xf4) hi = 0x8f;          /* past U+10FFFF */
+  for (int k = 1; k < n; k++)
+    if (s[k] < (k == 1 ? lo : 0x80) || s[k] > (k == 1 ? hi : 0xbf))
+      return 0;
+  return n;
+}
+
+/* A JSON string.  Names are paths or URIs, byte strings that need not be
+ * UTF-8: what is well-formed UTF-8 goes out as it is (escaping what JSON
+ * requires), and each byte that is not part of a well-formed sequence
+ * becomes U+FFFD, so that the reply is always valid UTF-8 and valid JSON.
+ */
 static void
-command (struct array *a, char *line, FILE *f)
+json_string (FILE *f, const char *str)
+{
+  const unsigned char *s = (const unsigned char *) str;
+
+  fputc ('"', f);
+  while (*s) {
+    int n = utf8_sequence (s);
+
+    if (n == 0) {
+      fputs ("\\ufffd", f);
+      s++;
+    }
+    else if (*s == '"' || *s == '\\') {
+      fprintf (f, "\\%c", *s);
+      s++;
+    }
+    else if (*s < 0x20 || *s == 0x7f) {
+      fprintf (f, "\\u%04x", *s);
+      s++;
+    }
+    else {
+      fwrite (s, 1, n, f);
+      s += n;
+    }
+  }
+  fputc ('"', f);
+}
+
+static void
+print_bitmap (struct array *a, FILE *f)
+{
+  struct md_bitmap_stats st;
+
+  if (md_array_bitmap_stats (a->md, &st))
+    fprintf (f, ",\"bitmap\":{\"chunk\":%" PRIu64 ",\"bits\":%" PRIu64
+             ",\"dirty\":%" PRIu64 "}", st.chunksize, st.bits, st.dirty);
+  else
+    fprintf (f, ",\"bitmap\":null");
+}
+
+/* status: one JSON object.  The jobs and the member states come from one
+ * snapshot (jobs_status), taken in a reader section that stays open while
+ * the members' names are printed.
+ */
+static void
+status_json (struct array *a, struct jobs *js, FILE *f)
+{
+  MEMBERS_READ_FOR_CURRENT_SCOPE (&a->ms);
+  struct jobs_status st;
+  uint64_t done = 0, total = a->g.stripes * a->g.chunk;
+  int failed = 0;
+  bool degraded = false;
+
+  jobs_status (js, &st);
+  for (int i = 0; i < st.nmembers; i++) {
+    failed += st.member[i].state == MEMBER_FAILED;
+    degraded |= st.member[i].state != MEMBER_IN_SYNC;
+  }
+  fprintf (f, "{\"level\":%d,\"layout\":\"%s\",\"chunk\":%" PRIu64
+           ",\"size\":%" PRIu64 ",\"degraded\":%s,\"failed\":%d,\"members\":[",
+           a->g.level, geometry_layout_name (a->g.layout), a->g.chunk,
+           a->g.array_size, degraded ? "true" : "false", failed);
+  for (int i = 0; i < st.nmembers; i++) {
+    enum member_state s = st.member[i].state;
+    uint64_t rec = s == MEMBER_IN_SYNC ? total
+      : s == MEMBER_FAILED ? 0
+      : st.member[i].recovery_stripe * a->g.chunk;
+
+    fprintf (f, "%s{\"index\":%d,\"name\":", i ? "," : "", i);
+    json_string (f, st.member[i].m->name);
+    fprintf (f, ",\"state\":\"%s\",\"recovery_offset\":%" PRIu64 "}",
+             state_name (s), rec);
+  }
+
+  bool rebuilding = st.rebuild_running && st.rebuild_member >= 0;
+  double elapsed = rebuilding ? (st.now - st.rebuild_member_start) / 1e9 : 0;
+
+  if (rebuilding)
+    done = st.member[st.rebuild_member].recovery_stripe * a->g.chunk;
+  fprintf (f, "],\"rebuild\":{\"running\":%s,\"member\":%d,\"done\":%" PRIu64
+           ",\"total\":%" PRIu64 ",\"mb_per_s\":%.1f}",
+           st.rebuild_running ? "true" : "false",
+           rebuilding ? st.rebuild_member : -1, done, total, elapsed > 0
+           ? (done - st.rebuild_first_row * a->g.chunk) / elapsed / 1e6 : 0.0);
+
+  done = st.scrub_rows_done * a->g.chunk;
+  total = st.scrubbed ? st.scrub_rows_total * a->g.chunk : total;
+  elapsed = st.scrub_running ? (st.now - st.scrub_start) / 1e9 : 0;
+  fprintf (f, ",\"scrub\":{\"running\":%s,\"repair\":%s,\"resync\":%s,"
+           "\"done\":%" PRIu64 ",\"total\":%" PRIu64 ",\"mb_per_s\":%.1f,"
+           "\"mismatch_cnt\":%" PRIu64 ",\"finished\":%s,\"bad_data\":[",
+           st.scrub_running ? "true" : "false",
+           st.scrub_repair ? "true" : "false",
+           st.scrub_resync ? "true" : "false", done, total,
+           elapsed > 0 ? done / elapsed / 1e6 : 0.0, st.scrub_mismatch_cnt,
+           st.scrub_finished ? "true" : "false");
+  for (size_t k = 0; k < st.scrub_nbad; k++)
+    fprintf (f, "%s{\"stripe\":%" PRIu64 ",\"member\":%d}", k ? "," : "",
+             st.scrub_bad[k].stripe, st.scrub_bad[k].member);
+  fprintf (f, "]}");
+  print_bitmap (a, f);
+  fprintf (f, "}\n");
+}
+
+static void
+command (struct array *a, struct jobs *js, char *line, FILE *f)
 {
   struct control_command cmd;
   const char *perr;
@@ -189,20 +336,20 @@ command (struct array *a, char *line, FILE *f)
   }
   switch (cmd.verb) {
   case CONTROL_STATUS:
-    array_status_json (a, f);
+    status_json (a, js, f);
     return;
   case CONTROL_FAIL:
-    r = array_fail_member (a, cmd.member, cmd.force, &why);
+    r = jobs_fail_member (js, cmd.member, cmd.force, &why);
     break;
   case CONTROL_REPLACE:
-    r = array_replace_member (a, cmd.member, cmd.path, cmd.force, &why);
+    r = jobs_replace_member (js, cmd.member, cmd.path, cmd.force, &why);
     break;
   case CONTROL_SCRUB_CHECK:
   case CONTROL_SCRUB_REPAIR:
-    r = array_scrub_start (a, cmd.verb == CONTROL_SCRUB_REPAIR, &why);
+    r = jobs_scrub_start (js, cmd.verb == CONTROL_SCRUB_REPAIR, &why);
     break;
   case CONTROL_SCRUB_STOP:
-    array_scrub_stop (a);
+    jobs_scrub_stop (js);
     break;
   }
   if (r == 0)
@@ -247,7 +394,7 @@ client_thread (void *arg)
       fprintf (f, "error: the command line is too long (at most %d bytes) "
                "or holds a NUL byte: nothing was done\n", LINE_BYTES - 1);
     else
-      command (array, line, f);
+      command (array, jobs, line, f);
     if (fclose (f) == 0)
       write_all (c->fd, reply, len, now_ms () + CLIENT_TIMEOUT_MS);
     finish (c->fd);
@@ -324,7 +471,7 @@ acceptor_thread (void *arg)
       if (fd >= 0)
         new_client (fd);
     }
-    array_reclaim (array);
+    members_reclaim (&array->ms);
   }
   return NULL;
 }
@@ -410,11 +557,12 @@ control_listen (const char *path)
 }
 
 int
-control_start (struct array *a)
+control_start (struct array *a, struct jobs *js)
 {
   if (listen_fd == -1)
     return 0;
   array = a;
+  jobs = js;
   if (pthread_create (&acceptor, NULL, acceptor_thread, NULL)) {
     nbdkit_error ("control: cannot start a thread");
     return -1;

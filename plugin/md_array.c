@@ -2,6 +2,10 @@
  * superblocks, creating superblocks mdadm accepts, and keeping them true
  * while the array serves.
  *
+ * md knows of the array only its member table (members.h), whose order it
+ * sets at assembly (members_arrange), and what the superblocks say; every
+ * entry point takes the struct md_array, NULL in raw mode.
+ *
  * Assembling (md_array_assemble, from array_open).  Every member's
  * superblock is read; none at all means raw mode (unless metadata=md),
  * some but not all is an error.  All must carry one set UUID.  The member
@@ -15,9 +19,11 @@
  * Serving (md_array_write_begin / md_array_flushed / md_array_close).  Like
  * md: before the first write after the array was clean, every working
  * member's superblock is rewritten "active" (resync_offset 0, events + 1);
- * after a flush with no write in flight, and at shutdown, "clean"
- * (resync_offset all ones, events - 1 if nothing else changed meanwhile,
- * as md does; see next_events).  An array found active at start-up
+ * after a flush with no write in flight (array.c tells md_array_flushed,
+ * and flushes before md_array_close), "clean" (resync_offset all ones,
+ * events - 1 if nothing else changed meanwhile, as md does; see
+ * next_events).  Locking: md->lock (lock.h) serialises updates; clean
+ * and the writes in flight are atomics read without it.  An array found active at start-up
  * was not shut down cleanly: its parity is resynchronised by a repairing
  * scrub in the background.  Member failures and replacements are written
  * into dev_roles at the next update; a replacement takes the lowest free
@@ -55,29 +61,35 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
-#include "array.h"
+#include "lock.h"
 #include "md_array.h"
 #include "md_bitmap.h"
-#include "metadata.h"
+#include "members.h"
+#include "md_super.h"
 #include "signature.h"
 
 struct md_array {
-  pthread_mutex_t lock;
+  struct members *ms;           /* the array's member table, by role */
+  bool readonly;                /* nbdkit -r or readonly=true */
+  uint64_t rows;                /* stripe rows: size / chunk */
+  pthread_mutex_t lock;         /* lock.h; the fields below, but the
+                                   atomics */
   struct md_super sb;           /* array-wide fields: the reference */
   uint32_t dev_number[GEOMETRY_MAX_MEMBERS];   /* by role; UINT32_MAX: none */
   uint8_t device_uuid[GEOMETRY_MAX_MEMBERS][16];
   struct member *written_as[GEOMETRY_MAX_MEMBERS]; /* member of each role
                                                       at the last update */
-  int states[GEOMETRY_MAX_MEMBERS];
-  bool clean;                   /* as the superblocks say */
+  enum member_state states[GEOMETRY_MAX_MEMBERS];
+  _Atomic bool clean;           /* as the superblocks say; written under
+                                   lock, read without it */
   bool written_clean;           /* what the last update wrote */
   bool can_decrease;            /* the last update only marked it active */
   uint64_t max_events;          /* the highest event count ever written */
-  bool needs_resync;
-  uint64_t resync_done;         /* no bitmap: rows below are resynced; atomic */
+  _Atomic bool needs_resync;
+  _Atomic uint64_t resync_done; /* no bitmap: rows below are resynced */
   uint64_t checkpoint;          /* resync_offset an active update writes */
   struct md_bitmap *bitmap;     /* NULL: the array has none */
-  uint64_t writes;              /* in flight; atomic */
+  _Atomic uint64_t writes;      /* in flight */
   /* Whether superblocks may be written at all: not with create=true
    * before the serving process starts (create_pending: see
    * md_array_create), never in read-only mode.
@@ -212,22 +224,22 @@ uuid_text (const uint8_t *u, char *s)
 }
 
 static int
-read_all (struct array *a, const struct array_config *cfg,
+read_all (struct members *ms, const struct array_config *cfg,
           struct md_super *sbs, int *found)
 {
   *found = 0;
-  for (int i = 0; i < a->nmembers; i++) {
+  for (int i = 0; i < ms->n; i++) {
     const char *why;
     int r;
 
-    if (member_failed (a->members[i])) {       /* disk=missing */
+    if (member_failed (members_at (ms, i))) {       /* disk=missing */
       sbs[i].role = -2;
       continue;
     }
-    r = md_super_read (a->members[i], &sbs[i], &why);
+    r = md_super_read (members_at (ms, i), &sbs[i], &why);
     if (r == -2) {
       /* An I/O error fails the member; the array may start degraded. */
-      member_fail (a->members[i], errno ? errno : EIO);
+      members_io_error (members_at (ms, i), MEMBER_READ, errno ? errno : EIO);
       sbs[i].role = -2;
       continue;
     }
@@ -237,7 +249,7 @@ read_all (struct array *a, const struct array_config *cfg,
     }
     if (r == 1) {
       (*found)++;
-      expect_super (a->members[i], &sbs[i], true);
+      expect_super (members_at (ms, i), &sbs[i], true);
     }
     else
       sbs[i].role = -3;         /* no superblock */
@@ -297,21 +309,29 @@ slot_of_role (const struct md_super *ref, int r)
   return UINT32_MAX;
 }
 
-/* Put the members in role order, failing the ones md would not use. */
+/* Put the members in role order (members_arrange), setting aside the
+ * ones md would not use.  Nothing changes in the table unless it
+ * succeeds: until then every member is the table's, for members_destroy
+ * to close once.
+ */
 static int
-order_members (struct array *a, const struct array_config *cfg,
+order_members (struct members *ms, const struct array_config *cfg,
                struct md_super *sbs, const struct md_super *ref,
                struct md_array *md)
 {
   struct member *ordered[GEOMETRY_MAX_MEMBERS] = { NULL };
   const char *names[GEOMETRY_MAX_MEMBERS] = { NULL };
+  struct member *aside[GEOMETRY_MAX_MEMBERS];
+  bool made[GEOMETRY_MAX_MEMBERS] = { false };  /* by member_missing */
+  int naside = 0;
 
-  for (int i = 0; i < a->nmembers; i++) {
+  for (int i = 0; i < ms->n; i++) {
     const struct md_super *s = &sbs[i];
+    struct member *m = members_at (ms, i);
     int role;
 
     if (s->role < -1) {         /* missing */
-      a->retired[a->nretired++] = a->members[i];
+      aside[naside++] = m;
       continue;
     }
     if (s->dev_number >= ref->max_dev) {
@@ -331,7 +351,7 @@ order_members (struct array *a, const struct array_config *cfg,
                     stale (s, ref) ? "its superblock is stale "
                     "(it failed or was removed earlier)"
                     : role == MD_ROLE_SPARE ? "it is a spare" : "marked faulty");
-      a->retired[a->nretired++] = a->members[i];
+      aside[naside++] = m;
       continue;
     }
     if (ordered[role]) {
@@ -341,46 +361,50 @@ order_members (struct array *a, const struct array_config *cfg,
     }
     if (s->feature_map & 0x2) {
       /* It was being rebuilt: rows below its recovery offset are good, the
-       * rebuild goes on from there (array_after_fork).
+       * rebuild goes on from there (jobs_after_fork).
        */
-      a->members[i]->state = MEMBER_REBUILDING;
-      a->members[i]->recovery_stripe = s->recovery_offset / ref->chunk;
+      member_start_rebuild (m, s->recovery_offset / ref->chunk);
       if (cfg->readonly)
         nbdkit_error ("raid: read-only: member %s was being rebuilt (row %"
                       PRIu64 " of %" PRIu64 "): the rebuild is not resumed, "
                       "its rows from there on are reconstructed from the "
-                      "others", cfg->disks[i], a->members[i]->recovery_stripe,
+                      "others", cfg->disks[i], member_recovery_stripe (m),
                       ref->size / ref->chunk);
       else
         nbdkit_debug ("raid: member %s resumes its rebuild at row %" PRIu64,
-                      cfg->disks[i], a->members[i]->recovery_stripe);
+                      cfg->disks[i], member_recovery_stripe (m));
     }
-    ordered[role] = a->members[i];
+    ordered[role] = m;
     names[role] = cfg->disks[i];
     md->dev_number[role] = s->dev_number;
     memcpy (md->device_uuid[role], s->device_uuid, 16);
   }
-  for (int r = 0; r < ref->raid_disks; r++) {
+  for (int r = 0; r < ref->raid_disks; r++)
     if (ordered[r] == NULL) {
       ordered[r] = member_missing ();
-      if (ordered[r] == NULL)
+      if (ordered[r] == NULL) {
+        for (int k = 0; k < r; k++)
+          if (made[k])
+            member_close (ordered[k]);
         return -1;
+      }
+      made[r] = true;
       md->dev_number[r] = slot_of_role (ref, r);
       nbdkit_debug ("raid: role %d has no member: degraded", r);
     }
-    a->members[r] = ordered[r];
-  }
-  a->nmembers = ref->raid_disks;
+  for (int k = 0; k < naside; k++)
+    members_retire (ms, aside[k]);
+  members_arrange (ms, ordered, ref->raid_disks);
   return 0;
 }
 
 static int
-rebuilding_members (const struct array *a)
+rebuilding_members (const struct members *ms)
 {
   int n = 0;
 
-  for (int i = 0; i < a->nmembers; i++)
-    n += a->members[i]->state == MEMBER_REBUILDING;
+  for (int i = 0; i < ms->n; i++)
+    n += member_state (members_at (ms, i)) == MEMBER_REBUILDING;
   return n;
 }
 
@@ -409,12 +433,12 @@ only_parity (int r, int layout, int raid_disks, int max_degraded)
  * array is dirty-degraded if more members are degraded than excused.
  */
 static bool
-dirty_degraded (const struct array *a, const struct md_super *ref)
+dirty_degraded (const struct members *ms, const struct md_super *ref)
 {
   int max_degraded = ref->level == 6 ? 2 : 1, degraded = 0, excused = 0;
 
-  for (int r = 0; r < a->nmembers; r++) {
-    int st = a->members[r]->state;
+  for (int r = 0; r < ms->n; r++) {
+    enum member_state st = member_state (members_at (ms, r));
 
     if (st == MEMBER_IN_SYNC)
       continue;
@@ -446,8 +470,7 @@ impossible (const struct md_super *sb)
  * what a read-write start would repair stays as it is; say so.
  */
 static void
-say_not_repaired (struct array *a, struct md_array *md,
-                  const struct md_super *ref)
+say_not_repaired (struct md_array *md, const struct md_super *ref)
 {
   struct md_bitmap_stats st;
 
@@ -473,7 +496,8 @@ say_not_repaired (struct array *a, struct md_array *md,
 
 /* The write-intent bitmap, if the superblocks say there is one. */
 static int
-load_bitmap (struct array *a, struct md_array *md, const struct md_super *ref)
+load_bitmap (struct members *ms, struct md_array *md,
+             const struct md_super *ref)
 {
   struct md_bitmap_place place = {
     .area_offset = MD_SB_OFFSET + (int64_t) ref->bitmap_offset * 512,
@@ -485,7 +509,7 @@ load_bitmap (struct array *a, struct md_array *md, const struct md_super *ref)
   if (!(ref->feature_map & MD_FEATURE_BITMAP))
     return 0;
   if (ref->bitmap_offset <= 0 ||
-      (md->bitmap = md_bitmap_load (a, &place, ref, md->needs_resync,
+      (md->bitmap = md_bitmap_load (ms, &place, ref, md->needs_resync,
                                     &why, &from)) == NULL) {
     if (from)
       nbdkit_error ("member %s: md write-intent bitmap: %s", from, why);
@@ -500,15 +524,16 @@ load_bitmap (struct array *a, struct md_array *md, const struct md_super *ref)
  * format we know (an md superblock, a partition table, a filesystem, ...).
  */
 static int
-refuse_foreign (struct array *a, const struct array_config *cfg,
+refuse_foreign (struct members *ms, const struct array_config *cfg,
                 const struct md_super *sbs)
 {
-  for (int i = 0; i < a->nmembers; i++) {
+  for (int i = 0; i < ms->n; i++) {
     const char *what = NULL;
 
     if (sbs[i].role == -2)      /* missing, or unreadable: failed */
       continue;
-    if (sbs[i].role == -3 && signature_probe (a->members[i], &what) == -1) {
+    if (sbs[i].role == -3 &&
+        signature_probe (members_at (ms, i), &what) == -1) {
       nbdkit_error ("member %s: cannot read it: %m", cfg->disks[i]);
       return -1;
     }
@@ -527,15 +552,15 @@ refuse_foreign (struct array *a, const struct array_config *cfg,
  * if anything (returns how many members carry something).
  */
 static int
-name_other_formats (struct array *a, const struct array_config *cfg,
+name_other_formats (struct members *ms, const struct array_config *cfg,
                     const struct md_super *sbs)
 {
   int n = 0;
 
-  for (int i = 0; i < a->nmembers; i++) {
+  for (int i = 0; i < ms->n; i++) {
     const char *what = NULL;
 
-    if (sbs[i].role == -3 && signature_probe (a->members[i], &what) == 1) {
+    if (sbs[i].role == -3 && signature_probe (members_at (ms, i), &what) == 1) {
       nbdkit_error ("member %s has no md v1.2 superblock; it carries %s, "
                     "which this plugin does not assemble", cfg->disks[i],
                     what);
@@ -546,15 +571,16 @@ name_other_formats (struct array *a, const struct array_config *cfg,
 }
 
 int
-md_array_assemble (struct array *a, struct array_config *cfg,
-                   uint64_t *member_bytes)
+md_array_assemble (struct members *ms, struct array_config *cfg,
+                   uint64_t *member_bytes, struct md_array **mdp)
 {
   const char *why;
-  struct md_super *sbs = calloc (a->nmembers, sizeof *sbs);
+  struct md_super *sbs = calloc (ms->n, sizeof *sbs);
   struct md_array *md = calloc (1, sizeof *md);
   const struct md_super *ref = NULL;
   int found, r = -1;
 
+  *mdp = NULL;
   if (sbs == NULL || md == NULL) {
     nbdkit_error ("calloc: %m");
     goto out;
@@ -563,10 +589,10 @@ md_array_assemble (struct array *a, struct array_config *cfg,
     r = 0;                      /* raw mode, superblocks or not */
     goto out;
   }
-  if (read_all (a, cfg, sbs, &found) == -1)
+  if (read_all (ms, cfg, sbs, &found) == -1)
     goto out;
   if (cfg->create) {
-    r = cfg->force ? 0 : refuse_foreign (a, cfg, sbs);
+    r = cfg->force ? 0 : refuse_foreign (ms, cfg, sbs);
     goto out;
   }
   if (found == 0) {
@@ -574,17 +600,17 @@ md_array_assemble (struct array *a, struct array_config *cfg,
      * its clients wrote, md superblocks included, so raw mode is only
      * ever what metadata=none says.
      */
-    if (name_other_formats (a, cfg, sbs) == 0)
+    if (name_other_formats (ms, cfg, sbs) == 0)
       nbdkit_error ("no member has an md v1.2 superblock: for an array "
                     "without superblocks (raw mode) give metadata=none; "
                     "create=true makes a new md array");
     goto out;
   }
-  for (int i = 0; i < a->nmembers; i++) {
+  for (int i = 0; i < ms->n; i++) {
     if (sbs[i].role == -3) {
       const char *what = NULL;
 
-      signature_probe (a->members[i], &what);
+      signature_probe (members_at (ms, i), &what);
       nbdkit_error ("member %s has no md v1.2 superblock but other members "
                     "do%s%s", cfg->disks[i], what ? "; it carries " : "",
                     what ? what : "");
@@ -593,7 +619,7 @@ md_array_assemble (struct array *a, struct array_config *cfg,
     if (sbs[i].role >= -1 && (ref == NULL || sbs[i].events > ref->events))
       ref = &sbs[i];
   }
-  for (int i = 0; i < a->nmembers; i++)
+  for (int i = 0; i < ms->n; i++)
     if (sbs[i].role >= -1 && memcmp (sbs[i].set_uuid, ref->set_uuid, 16)) {
       char u1[40], u2[40];
 
@@ -612,25 +638,28 @@ md_array_assemble (struct array *a, struct array_config *cfg,
     nbdkit_error ("md superblocks: %s", why);
     goto out;
   }
-  for (int i = 0; i < a->nmembers; i++)
+  for (int i = 0; i < ms->n; i++)
     if (sbs[i].role >= -1 &&
-        a->members[i]->size < ref->data_offset + ref->size) {
+        members_at (ms, i)->size < ref->data_offset + ref->size) {
       nbdkit_error ("member %s is too small: %" PRIu64 " bytes, but the md "
                     "superblocks say %" PRIu64 " are used", cfg->disks[i],
-                    a->members[i]->size, ref->data_offset + ref->size);
+                    members_at (ms, i)->size, ref->data_offset + ref->size);
       goto out;
     }
   if (take_geometry (cfg, ref) == -1)
     goto out;
+  members_set_level (ms, ref->level);
+  md->ms = ms;
+  md->readonly = cfg->readonly;
+  md->rows = ref->size / ref->chunk;
   md->sb = *ref;
   md->max_events = ref->events;
-  if (order_members (a, cfg, sbs, ref, md) == -1)
+  if (order_members (ms, cfg, sbs, ref, md) == -1)
     goto out;
   *member_bytes = ref->data_offset + ref->size;
   md->clean = md->written_clean = ref->resync_offset == UINT64_MAX;
   md->needs_resync = !md->clean;
-  if (!md->clean && dirty_degraded (a, ref) &&
-      array_failed_members (a) <= (ref->level == 6 ? 2 : 1)) {
+  if (!md->clean && dirty_degraded (ms, ref) && members_can_serve (ms)) {
     /* As md: parity that may be stale cannot be resynchronised without
      * the missing member, and reconstructing from it may return wrong data
      * (the RAID write hole); a half-rebuilt member counts as missing.
@@ -640,16 +669,16 @@ md_array_assemble (struct array *a, struct array_config *cfg,
                     "down cleanly: data reconstructed from possibly stale "
                     "parity could be wrong (%d failed or missing, %d half "
                     "rebuilt; force=true starts it anyway)",
-                    array_failed_members (a), rebuilding_members (a));
+                    members_failed (ms), rebuilding_members (ms));
       goto out;
     }
     nbdkit_error ("raid: starting a dirty degraded array (force=true)");
     md->needs_resync = false;
   }
-  if (load_bitmap (a, md, ref) == -1)
+  if (load_bitmap (ms, md, ref) == -1)
     goto out;
   if (cfg->readonly)
-    say_not_repaired (a, md, ref);
+    say_not_repaired (md, ref);
   else if (md->needs_resync && md->bitmap) {
     uint64_t rows = md_bitmap_needed_rows (md->bitmap);
 
@@ -673,12 +702,12 @@ md_array_assemble (struct array *a, struct array_config *cfg,
     nbdkit_error ("raid: the array was not shut down cleanly: its parity "
                   "will be resynchronised in the background");
   pthread_mutex_init (&md->lock, NULL);
-  for (int i = 0; i < a->nmembers; i++) {
-    md->written_as[i] = a->members[i];
-    md->states[i] = a->members[i]->state;
+  for (int i = 0; i < ms->n; i++) {
+    md->written_as[i] = members_at (ms, i);
+    md->states[i] = member_state (members_at (ms, i));
   }
   md->may_write = !cfg->readonly;
-  a->md = md;
+  *mdp = md;
   md = NULL;
   r = 0;
 
@@ -691,12 +720,11 @@ md_array_assemble (struct array *a, struct array_config *cfg,
 }
 
 static bool
-states_changed (struct array *a, struct md_array *md)
+states_changed (struct md_array *md)
 {
-  for (int i = 0; i < a->nmembers; i++)
-    if (md->written_as[i] != a->members[i] ||
-        md->states[i] != __atomic_load_n (&a->members[i]->state,
-                                          __ATOMIC_ACQUIRE))
+  for (int i = 0; i < md->ms->n; i++)
+    if (md->written_as[i] != members_at (md->ms, i) ||
+        md->states[i] != member_state (members_at (md->ms, i)))
       return true;
   return false;
 }
@@ -712,10 +740,10 @@ states_changed (struct array *a, struct md_array *md)
  * behind.
  */
 static bool
-next_events (struct array *a, struct md_array *md, bool clean,
+next_events (struct md_array *md, bool clean,
              bool roles_changed)
 {
-  bool toggle = !states_changed (a, md) && !roles_changed &&
+  bool toggle = !states_changed (md) && !roles_changed &&
     clean != md->written_clean;
   bool down = toggle && clean && md->can_decrease;
 
@@ -751,28 +779,28 @@ next_events (struct array *a, struct md_array *md, bool clean,
  * events behind the slot's new holder: stale, never taken for it.
  */
 static bool
-slot_free (const struct array *a, const struct md_array *md, uint32_t d)
+slot_free (const struct md_array *md, uint32_t d)
 {
-  for (int j = 0; j < a->nmembers; j++)
+  for (int j = 0; j < md->ms->n; j++)
     if (md->dev_number[j] == d)
       return false;
   return d >= md->sb.max_dev || md->sb.dev_roles[d] >= md->sb.raid_disks;
 }
 
 static bool
-replaced (const struct array *a, const struct md_array *md, int i)
+replaced (const struct md_array *md, int i)
 {
-  return md->written_as[i] != a->members[i];
+  return md->written_as[i] != members_at (md->ms, i);
 }
 
 /* A replacement whose predecessor's slot is still written as its role. */
 static bool
-predecessor_unrecorded (const struct array *a, const struct md_array *md)
+predecessor_unrecorded (const struct md_array *md)
 {
-  for (int i = 0; i < a->nmembers; i++) {
+  for (int i = 0; i < md->ms->n; i++) {
     uint32_t d = md->dev_number[i];
 
-    if (replaced (a, md, i) && d < md->sb.max_dev &&
+    if (replaced (md, i) && d < md->sb.max_dev &&
         md->sb.dev_roles[d] < md->sb.raid_disks)
       return true;
   }
@@ -786,18 +814,18 @@ predecessor_unrecorded (const struct array *a, const struct md_array *md)
  * replacement that still finds none.
  */
 static int
-install_replacements (struct array *a, struct md_array *md, bool last)
+install_replacements (struct md_array *md, bool last)
 {
   int r = 0;
 
-  for (int i = 0; i < a->nmembers; i++) {
-    struct member *m = a->members[i];
+  for (int i = 0; i < md->ms->n; i++) {
+    struct member *m = members_at (md->ms, i);
     uint32_t d;
 
     if (md->written_as[i] == m)
       continue;
     md->dev_number[i] = UINT32_MAX;     /* the predecessor leaves */
-    for (d = 0; d < MD_MAX_DEV && !slot_free (a, md, d); d++)
+    for (d = 0; d < MD_MAX_DEV && !slot_free (md, d); d++)
       ;
     if (d < MD_MAX_DEV) {
       md->dev_number[i] = d;
@@ -807,7 +835,7 @@ install_replacements (struct array *a, struct md_array *md, bool last)
     else if (last) {
       nbdkit_error ("member %s: no free dev_number below %d for it",
                     m->name, MD_MAX_DEV);
-      member_fail (m, ENOSPC);
+      member_fail_because (m, "no free dev_number");
       md->written_as[i] = m;
     }
     else
@@ -820,17 +848,18 @@ install_replacements (struct array *a, struct md_array *md, bool last)
  * installed, a replacement's role shows its predecessor, failed.
  */
 static void
-table (struct array *a, const struct md_array *md, struct md_super *sb)
+table (const struct md_array *md, struct md_super *sb)
 {
   for (uint32_t d = 0; d < MD_MAX_DEV; d++)
     sb->dev_roles[d] = MD_ROLE_SPARE;
   sb->max_dev = md->sb.max_dev;
-  for (int i = 0; i < a->nmembers; i++) {
+  for (int i = 0; i < md->ms->n; i++) {
     uint32_t d = md->dev_number[i];
 
     if (d == UINT32_MAX)
       continue;
-    sb->dev_roles[d] = replaced (a, md, i) || member_failed (a->members[i])
+    sb->dev_roles[d] =
+      replaced (md, i) || member_failed (members_at (md->ms, i))
       ? MD_ROLE_FAULTY : (uint16_t) i;
     if (d >= sb->max_dev)
       sb->max_dev = d + 1;
@@ -841,16 +870,16 @@ table (struct array *a, const struct md_array *md, struct md_super *sb)
  * yet installed; lock held.
  */
 static int
-write_all (struct array *a, struct md_array *md, bool clean)
+write_all (struct md_array *md, bool clean)
 {
   struct md_super sb = md->sb;
   bool changed, down;
   int r = 0;
 
-  table (a, md, &sb);
+  table (md, &sb);
   changed = sb.max_dev != md->sb.max_dev ||
     memcmp (sb.dev_roles, md->sb.dev_roles, sb.max_dev * sizeof *sb.dev_roles);
-  down = next_events (a, md, clean, changed);
+  down = next_events (md, clean, changed);
   sb.events = md->sb.events;
   sb.utime = time (NULL);
   sb.resync_offset = clean ? UINT64_MAX : md->checkpoint;
@@ -859,11 +888,11 @@ write_all (struct array *a, struct md_array *md, bool clean)
   /* md accepts a bitmap one event ahead of the superblocks, not behind. */
   if (md->bitmap && md_bitmap_events (md->bitmap, sb.events) == -1)
     r = -1;
-  for (int i = 0; i < a->nmembers; i++) {
-    struct member *m = a->members[i];
-    int st = __atomic_load_n (&m->state, __ATOMIC_ACQUIRE);
+  for (int i = 0; i < md->ms->n; i++) {
+    struct member *m = members_at (md->ms, i);
+    enum member_state st = member_state (m);
 
-    if (replaced (a, md, i))
+    if (replaced (md, i))
       continue;
     md->states[i] = st;
     if (st == MEMBER_FAILED)
@@ -874,11 +903,10 @@ write_all (struct array *a, struct md_array *md, bool clean)
     sb.recovery_offset = 0;
     if (st == MEMBER_REBUILDING) {
       sb.feature_map |= 0x2;
-      sb.recovery_offset = __atomic_load_n (&m->recovery_stripe,
-                                            __ATOMIC_ACQUIRE) * a->g.chunk;
+      sb.recovery_offset = member_recovery_stripe (m) * md->sb.chunk;
     }
     if (write_super (m, &sb) == -1) {
-      member_fail (m, errno ? errno : EIO);
+      members_io_error (m, MEMBER_WRITE, errno ? errno : EIO);
       r = -1;
     }
   }
@@ -887,112 +915,107 @@ write_all (struct array *a, struct md_array *md, bool clean)
    * went down: count up past both, recording the failure.
    */
   if (r == -1 && down)
-    write_all (a, md, clean);
+    write_all (md, clean);
   return r;
 }
 
 /* Bring every working member's superblock up to md's state; lock held. */
 static int
-update (struct array *a, struct md_array *md, bool clean)
+update (struct md_array *md, bool clean)
 {
   int r = 0;
 
   if (!md->may_write)
     return 0;
 
-  if (predecessor_unrecorded (a, md))
-    r |= write_all (a, md, clean);
-  if (install_replacements (a, md, false) == -1) {
-    r |= write_all (a, md, clean);
-    install_replacements (a, md, true);
+  if (predecessor_unrecorded (md))
+    r |= write_all (md, clean);
+  if (install_replacements (md, false) == -1) {
+    r |= write_all (md, clean);
+    install_replacements (md, true);
   }
-  r |= write_all (a, md, clean);
+  r |= write_all (md, clean);
   return r;
 }
 
 int
-md_array_write_begin (struct array *a, uint64_t first, uint64_t end)
+md_array_write_begin (struct md_array *md, uint64_t first, uint64_t end)
 {
-  struct md_array *md = a->md;
-
   if (md == NULL)
     return 0;
   /* Pairs with md_array_flushed: either this sees clean (and takes the
    * slow path) or the flush sees this write in flight (and stays active).
+   * Both sides are sequentially consistent (plain _Atomic accesses).
    */
-  __atomic_fetch_add (&md->writes, 1, __ATOMIC_SEQ_CST);
-  if (__atomic_load_n (&md->clean, __ATOMIC_SEQ_CST) || states_changed (a, md)) {
-    pthread_mutex_lock (&md->lock);
-    if (md->clean || states_changed (a, md))
-      update (a, md, false);
-    pthread_mutex_unlock (&md->lock);
+  md->writes++;
+  if (md->clean || states_changed (md)) {
+    ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&md->lock);
+
+    if (md->clean || states_changed (md))
+      update (md, false);
   }
   if (md->bitmap && md_bitmap_write_begin (md->bitmap, first, end) == -1) {
-    __atomic_fetch_sub (&md->writes, 1, __ATOMIC_ACQ_REL);
+    md->writes--;
     return -1;
   }
   return 0;
 }
 
 void
-md_array_write_end (struct array *a, uint64_t first, uint64_t end)
+md_array_write_end (struct md_array *md, uint64_t first, uint64_t end)
 {
-  if (a->md == NULL)
+  if (md == NULL)
     return;
-  if (a->md->bitmap)
-    md_bitmap_write_end (a->md->bitmap, first, end);
-  __atomic_fetch_sub (&a->md->writes, 1, __ATOMIC_ACQ_REL);
+  if (md->bitmap)
+    md_bitmap_write_end (md->bitmap, first, end);
+  md->writes--;
 }
 
 /* After a successful flush: clean, if nothing is being written. */
 void
-md_array_flushed (struct array *a)
+md_array_flushed (struct md_array *md)
 {
-  struct md_array *md = a->md;
-
   if (md == NULL)
     return;
-  pthread_mutex_lock (&md->lock);
-  if ((!md->clean || states_changed (a, md)) && !md->needs_resync) {
+
+  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&md->lock);
+  if ((!md->clean || states_changed (md)) && !md->needs_resync) {
     /* Say clean before looking for writes in flight, so that a write
      * starting meanwhile sees it and waits for the lock to mark the array
      * active again (see md_array_write_begin).
      */
-    __atomic_store_n (&md->clean, true, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n (&md->writes, __ATOMIC_SEQ_CST) == 0)
-      update (a, md, true);
+    md->clean = true;
+    if (md->writes == 0)
+      update (md, true);
     else
-      __atomic_store_n (&md->clean, false, __ATOMIC_SEQ_CST);
+      md->clean = false;
   }
-  pthread_mutex_unlock (&md->lock);
 }
 
 /* Member states changed (failure, replacement, rebuild progress). */
 void
-md_array_states_changed (struct array *a)
+md_array_states_changed (struct md_array *md)
 {
-  struct md_array *md = a->md;
-
   if (md == NULL)
     return;
-  pthread_mutex_lock (&md->lock);
-  update (a, md, md->clean);
-  pthread_mutex_unlock (&md->lock);
+
+  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&md->lock);
+  update (md, md->clean);
 }
 
 void
-md_array_resynced (struct array *a)
+md_array_resynced (struct md_array *md)
 {
-  if (a->md) {
-    a->md->needs_resync = false;
-    md_array_flushed (a);
+  if (md) {
+    md->needs_resync = false;
+    md_array_flushed (md);
   }
 }
 
 bool
-md_array_needs_resync (const struct array *a)
+md_array_needs_resync (const struct md_array *md)
 {
-  return a->md && a->md->needs_resync;
+  return md && md->needs_resync;
 }
 
 /* Without a bitmap the resync goes over the rows in order, from where a
@@ -1000,33 +1023,35 @@ md_array_needs_resync (const struct array *a)
  * got (md_array_close).
  */
 uint64_t
-md_array_resync_next_row (struct array *a, uint64_t row)
+md_array_resync_next_row (struct md_array *md, uint64_t row)
 {
   uint64_t done;
 
-  if (a->md == NULL)
+  if (md == NULL)
     return row;
-  if (a->md->bitmap)
-    return md_bitmap_next_needed_row (a->md->bitmap, row);
-  done = __atomic_load_n (&a->md->resync_done, __ATOMIC_ACQUIRE);
+  if (md->bitmap)
+    return md_bitmap_next_needed_row (md->bitmap, row);
+  done = atomic_load_explicit (&md->resync_done, memory_order_acquire);
   return row < done ? done : row;
 }
 
 uint64_t
-md_array_resync_rows (struct array *a)
+md_array_resync_rows (struct md_array *md)
 {
-  if (a->md && a->md->bitmap)
-    return md_bitmap_needed_rows (a->md->bitmap);
-  return a->g.stripes - (a->md ? a->md->resync_done : 0);
+  if (md == NULL)
+    return 0;
+  if (md->bitmap)
+    return md_bitmap_needed_rows (md->bitmap);
+  return md->rows - md->resync_done;
 }
 
 void
-md_array_row_resynced (struct array *a, uint64_t row)
+md_array_row_resynced (struct md_array *md, uint64_t row)
 {
-  if (a->md && a->md->bitmap)
-    md_bitmap_row_resynced (a->md->bitmap, row);
-  else if (a->md)
-    __atomic_store_n (&a->md->resync_done, row + 1, __ATOMIC_RELEASE);
+  if (md && md->bitmap)
+    md_bitmap_row_resynced (md->bitmap, row);
+  else if (md)
+    atomic_store_explicit (&md->resync_done, row + 1, memory_order_release);
 }
 
 /* Stopping while the resync of an array without a bitmap is under way:
@@ -1034,33 +1059,34 @@ md_array_row_resynced (struct array *a, uint64_t row)
  * start goes on from there.
  */
 static void
-checkpoint_resync (struct array *a, struct md_array *md)
+checkpoint_resync (struct md_array *md)
 {
-  uint64_t done = __atomic_load_n (&md->resync_done, __ATOMIC_ACQUIRE);
+  uint64_t done = atomic_load_explicit (&md->resync_done,
+                                        memory_order_acquire);
 
-  if (!md->needs_resync || md->bitmap || done == 0 ||
-      __atomic_load_n (&md->writes, __ATOMIC_ACQUIRE) != 0)
+  if (!md->needs_resync || md->bitmap || done == 0 || md->writes != 0)
     return;
-  pthread_mutex_lock (&md->lock);
-  md->checkpoint = done * a->g.chunk / 512;
-  update (a, md, false);
-  pthread_mutex_unlock (&md->lock);
+  {
+    ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&md->lock);
+
+    md->checkpoint = done * md->sb.chunk / 512;
+    update (md, false);
+  }
   nbdkit_debug ("raid: resync stopped at row %" PRIu64 " (recorded)", done);
 }
 
 bool
-md_array_bitmap_stats (struct array *a, struct md_bitmap_stats *st)
+md_array_bitmap_stats (struct md_array *md, struct md_bitmap_stats *st)
 {
-  if (a->md == NULL || a->md->bitmap == NULL)
+  if (md == NULL || md->bitmap == NULL)
     return false;
-  md_bitmap_stats (a->md->bitmap, st);
+  md_bitmap_stats (md->bitmap, st);
   return true;
 }
 
 int
-md_array_after_fork (struct array *a)
+md_array_after_fork (struct md_array *md)
 {
-  struct md_array *md = a->md;
   int r = 0;
 
   if (md == NULL)
@@ -1071,7 +1097,7 @@ md_array_after_fork (struct array *a)
     pthread_mutex_lock (&md->lock);
     md->create_pending = false;
     md->may_write = true;
-    r = update (a, md, false);
+    r = update (md, false);
     pthread_mutex_unlock (&md->lock);
     if (r == -1) {
       nbdkit_error ("create: writing the superblocks failed");
@@ -1082,35 +1108,27 @@ md_array_after_fork (struct array *a)
   return md->bitmap ? md_bitmap_start_daemon (md->bitmap) : 0;
 }
 
-void
-md_array_close (struct array *a)
-{
-  if (a->md == NULL)
-    return;
-  if (a->readonly)
-    for (int i = 0; i < a->nmembers; i++)
-      if (member_failed (a->members[i]) &&
-          a->md->states[i] != MEMBER_FAILED)
-        nbdkit_error ("raid: read-only: member %s failed while serving; the "
-                      "superblocks do not record it", a->members[i]->name);
-  array_flush (a);              /* marks it clean */
-  checkpoint_resync (a, a->md);  /* unless a resync was under way */
-  md_array_discard (a);         /* the bitmap clears its bits */
-}
-
-/* Free what assembly made, writing nothing: also for an array_open that
- * failed after the superblocks were read.  The bitmap writes only once
- * its daemon ran (after the fork).
+/* The array has flushed (array_close), which marked it clean if it could
+ * be; what is left is md's own: a resync's checkpoint, the bitmap's last
+ * clearing.
  */
 void
-md_array_discard (struct array *a)
+md_array_close (struct md_array *md)
 {
-  if (a->md == NULL)
+  if (md == NULL)
     return;
-  md_bitmap_close (a->md->bitmap);
-  pthread_mutex_destroy (&a->md->lock);
-  free (a->md);
-  a->md = NULL;
+  if (md->readonly)
+    for (int i = 0; i < md->ms->n; i++)
+      if (member_failed (members_at (md->ms, i)) &&
+          md->states[i] != MEMBER_FAILED)
+        nbdkit_error ("raid: read-only: member %s failed while serving; the "
+                      "superblocks do not record it",
+                      members_at (md->ms, i)->name);
+  checkpoint_resync (md);       /* unless a resync was under way */
+  md_bitmap_close (md->bitmap); /* and clears the bits */
+  if (md->ms)                   /* the lock was initialised */
+    pthread_mutex_destroy (&md->lock);
+  free (md);
 }
 
 /* A new internal bitmap 8 KiB from the member's start, as mdadm places
@@ -1125,8 +1143,7 @@ md_array_discard (struct array *a)
 #define BITMAP_DEFAULT_DELAY 5
 
 static int
-create_bitmap (struct array *a, struct md_array *md,
-               const struct array_config *cfg)
+create_bitmap (struct md_array *md, const struct array_config *cfg)
 {
   struct md_super *sb = &md->sb;
   struct md_bitmap_place place = {
@@ -1154,7 +1171,7 @@ create_bitmap (struct array *a, struct md_array *md,
          chunk *= 2)
       ;
   }
-  md->bitmap = md_bitmap_new (a, &place, sb->set_uuid, chunk,
+  md->bitmap = md_bitmap_new (md->ms, &place, sb->set_uuid, chunk,
                               cfg->bitmap_delay ? cfg->bitmap_delay
                               : BITMAP_DEFAULT_DELAY, &why);
   if (md->bitmap == NULL) {
@@ -1170,7 +1187,8 @@ create_bitmap (struct array *a, struct md_array *md,
 }
 
 int
-md_array_create (struct array *a, const struct array_config *cfg)
+md_array_create (struct members *ms, const struct geometry *g,
+                 const struct array_config *cfg, struct md_array **mdp)
 {
   struct md_array *md = calloc (1, sizeof *md);
   struct md_super *sb;
@@ -1179,32 +1197,34 @@ md_array_create (struct array *a, const struct array_config *cfg)
     nbdkit_error ("calloc: %m");
     return -1;
   }
+  md->ms = ms;
+  md->rows = g->stripes;
   sb = &md->sb;
   getrandom (sb->set_uuid, 16, 0);
   strcpy (sb->set_name, "nbdkit-raid");
-  sb->level = a->g.level;
-  sb->layout = a->g.layout;
-  sb->chunk = a->g.chunk;
-  sb->raid_disks = a->nmembers;
-  sb->size = a->g.stripes * a->g.chunk;
-  sb->data_offset = a->g.data_offset;
+  sb->level = g->level;
+  sb->layout = g->layout;
+  sb->chunk = g->chunk;
+  sb->raid_disks = ms->n;
+  sb->size = g->stripes * g->chunk;
+  sb->data_offset = g->data_offset;
   sb->data_size = sb->size;
   sb->ctime = sb->utime = time (NULL);
   sb->events = 0;
-  sb->max_dev = a->nmembers;
+  sb->max_dev = ms->n;
   for (int i = 0; i < MD_MAX_DEV; i++)
     sb->dev_roles[i] = MD_ROLE_SPARE;
-  for (int i = 0; i < a->nmembers; i++) {
+  for (int i = 0; i < ms->n; i++) {
     md->dev_number[i] = i;
     sb->dev_roles[i] = i;
     getrandom (md->device_uuid[i], 16, 0);
-    md->written_as[i] = a->members[i];
+    md->written_as[i] = members_at (ms, i);
   }
   pthread_mutex_init (&md->lock, NULL);
   md->needs_resync = true;
   md->create_pending = true;    /* written by md_array_after_fork */
-  a->md = md;
-  if (!cfg->no_bitmap && create_bitmap (a, md, cfg) == -1)
+  *mdp = md;
+  if (!cfg->no_bitmap && create_bitmap (md, cfg) == -1)
     return -1;
   return 0;
 }
@@ -1217,7 +1237,7 @@ md_array_create (struct array *a, const struct array_config *cfg)
  * read.
  */
 int
-md_array_foreign (const struct array *a, struct member *m, char *msg,
+md_array_foreign (const struct md_array *md, struct member *m, char *msg,
                   size_t len)
 {
   struct md_super *sb = malloc (sizeof *sb);
@@ -1228,11 +1248,11 @@ md_array_foreign (const struct array *a, struct member *m, char *msg,
   if (sb == NULL)
     return -1;
   r = md_super_read (m, sb, &why);
-  if (r == 1 && a->md && memcmp (sb->set_uuid, a->md->sb.set_uuid, 16) == 0)
+  if (r == 1 && md && memcmp (sb->set_uuid, md->sb.set_uuid, 16) == 0)
     foreign = 0;
   else if (r == 1) {
     uuid_text (sb->set_uuid, u);
-    snprintf (msg, len, a->md ? "an md superblock of another array (UUID %s)"
+    snprintf (msg, len, md ? "an md superblock of another array (UUID %s)"
               : "an md superblock (array UUID %s)", u);
     foreign = 1;
   }

@@ -1,4 +1,10 @@
-/* The array's md v1.2 metadata; see md_array.c. */
+/* The array's md v1.2 metadata; see md_array.c.
+ *
+ * md works on the member table (members.h) and nothing else of the
+ * array: every function takes the struct md_array that assembly or
+ * create made, and NULL (raw mode: metadata=none) is accepted by each and
+ * does nothing.
+ */
 
 #ifndef RAID_MD_ARRAY_H
 #define RAID_MD_ARRAY_H
@@ -7,50 +13,63 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct array;
-struct array_config;
+#include "array_config.h"
+#include "geometry.h"
 
-/* After the members are open: read their superblocks and, if there are
- * any, put the members in role order and take the geometry from them
- * (into cfg; *member_bytes: the member size md uses).  Leaves a->md NULL
- * in raw mode.  With cfg->create, only checks that the members are blank.
+struct md_array;
+struct md_bitmap_stats;
+struct member;
+struct members;
+
+/* After the members are open (ms, in the order the parameters gave):
+ * read their superblocks and, if there are any, put the members in role
+ * order (members_arrange), take the geometry from them (into cfg;
+ * *member_bytes: the member size md uses) and make *mdp.  Leaves *mdp
+ * NULL in raw mode, and with cfg->create, where it only checks that the
+ * members are blank.
  */
-int md_array_assemble (struct array *a, struct array_config *cfg,
-                       uint64_t *member_bytes);
-/* create=true: write fresh superblocks for the geometry in a->g. */
-int md_array_create (struct array *a, const struct array_config *cfg);
+int md_array_assemble (struct members *ms, struct array_config *cfg,
+                       uint64_t *member_bytes, struct md_array **mdp);
+/* create=true: fresh superblocks for geometry g, written at
+ * md_array_after_fork.  *mdp is set even on error (for md_array_close).
+ */
+int md_array_create (struct members *ms, const struct geometry *g,
+                     const struct array_config *cfg, struct md_array **mdp);
 
 /* Rows [first, end) are about to be written / have been: marks the array
  * active and the rows' regions in the write-intent bitmap.  -1 (errno):
  * the array cannot serve.
  */
-int md_array_write_begin (struct array *a, uint64_t first, uint64_t end);
-void md_array_write_end (struct array *a, uint64_t first, uint64_t end);
-/* In the serving process: start the bitmap's lazy clearing. */
-int md_array_after_fork (struct array *a);
-void md_array_flushed (struct array *a);
-void md_array_states_changed (struct array *a);
-bool md_array_needs_resync (const struct array *a);
-void md_array_resynced (struct array *a);
+int md_array_write_begin (struct md_array *md, uint64_t first, uint64_t end);
+void md_array_write_end (struct md_array *md, uint64_t first, uint64_t end);
+/* In the serving process: write create=true's superblocks, start the
+ * bitmap's lazy clearing.
+ */
+int md_array_after_fork (struct md_array *md);
+/* Every member was flushed: clean, if nothing is being written. */
+void md_array_flushed (struct md_array *md);
+/* Member states changed (failure, replacement, rebuild progress). */
+void md_array_states_changed (struct md_array *md);
+bool md_array_needs_resync (const struct md_array *md);
+void md_array_resynced (struct md_array *md);
 /* The resync's rows: the first at or after row that needs it (>= the
  * row count when none; every row without a bitmap), how many there are,
  * and one done.
  */
-uint64_t md_array_resync_next_row (struct array *a, uint64_t row);
-uint64_t md_array_resync_rows (struct array *a);
-void md_array_row_resynced (struct array *a, uint64_t row);
-struct md_bitmap_stats;
-bool md_array_bitmap_stats (struct array *a, struct md_bitmap_stats *st);
-void md_array_close (struct array *a);
-/* Free the md state without writing anything (array_open failed). */
-void md_array_discard (struct array *a);
+uint64_t md_array_resync_next_row (struct md_array *md, uint64_t row);
+uint64_t md_array_resync_rows (struct md_array *md);
+void md_array_row_resynced (struct md_array *md, uint64_t row);
+bool md_array_bitmap_stats (struct md_array *md, struct md_bitmap_stats *st);
+/* After the array's last flush: md's own shutdown (a resync's
+ * checkpoint, the bitmap's last clearing).  Frees md.
+ */
+void md_array_close (struct md_array *md);
 
-struct member;
 /* Whether m, offered as a replacement, carries another array's md
  * superblock or another format (1, with what in msg), is blank or this
  * array's own (0), or cannot be read (-1, errno).
  */
-int md_array_foreign (const struct array *a, struct member *m, char *msg,
+int md_array_foreign (const struct md_array *md, struct member *m, char *msg,
                       size_t len);
 
 #endif /* RAID_MD_ARRAY_H */

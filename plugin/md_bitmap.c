@@ -6,8 +6,8 @@
  * member's data; a bit is on disk before any write to its region goes
  * out, and is cleared lazily once the region has been idle and its writes
  * are durable.  After a crash only the rows under set bits are resynced.
- * The format is md's (metadata.c parses its superblock), so mdadm and the
- * Linux kernel use the same bits, both ways.
+ * The format is md's (md_bitmap_super.c parses its superblock), so mdadm
+ * and the Linux kernel use the same bits, both ways.
  *
  * In memory there is an image of the whole on-disk area (superblock and
  * bits) and, per bit, the number of writes in flight and three flags:
@@ -53,6 +53,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -60,8 +61,8 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
-#include "array.h"
 #include "md_bitmap.h"
+#include "members.h"
 
 #define PAGE 4096
 #define MAX_BITS (UINT64_C (1) << 26)
@@ -69,7 +70,7 @@
 enum { TOUCHED = 1, NEEDED = 2, CANDIDATE = 4 };
 
 struct md_bitmap {
-  struct array *a;
+  struct members *ms;           /* the array's member table */
   struct md_bitmap_place place;
   uint64_t rows;                /* stripe rows the members hold */
   uint64_t nbits;
@@ -82,7 +83,7 @@ struct md_bitmap {
   uint8_t *flags;               /* per bit */
   uint64_t *page_gen;           /* per page: generation of its last change */
   uint64_t gen;                 /* of the latest change */
-  uint64_t disk_gen;            /* written; also read without the lock */
+  _Atomic uint64_t disk_gen;    /* written; also read without the lock */
   uint64_t dirty;               /* bits set in the image */
 
   pthread_mutex_t io_lock;      /* one writeout at a time; the fields below */
@@ -139,23 +140,16 @@ row_bits (const struct md_bitmap *bm, uint64_t first, uint64_t end,
     *b1 = bm->nbits;
 }
 
-static bool
-healthy (const struct array *a)
-{
-  return array_failed_members (a) == 0 && array_rebuilding_member (a) < 0;
-}
-
-/* Run ios[0..n), fail the members whose requests failed, and say whether
- * the array can still serve (0) or not (-1, errno EIO).
+/* Run ios[0..n), apply the failure policy (members.c) to the requests
+ * that failed, and say whether the array can still serve (0) or not (-1,
+ * errno EIO).
  */
 static int
-run_ios (struct array *a, struct member_io *ios, size_t n)
+run_ios (struct members *ms, struct member_io *ios, size_t n)
 {
   if (member_io_run (ios, n) == -1)
-    for (size_t i = 0; i < n; i++)
-      if (ios[i].err)
-        member_fail (ios[i].member, ios[i].err);
-  if (array_failed_members (a) > array_tolerance (a)) {
+    members_io_failed (ios, n);
+  if (!members_can_serve (ms)) {
     errno = EIO;
     return -1;
   }
@@ -168,15 +162,16 @@ run_ios (struct array *a, struct member_io *ios, size_t n)
 static int
 flush_members (struct md_bitmap *bm, bool all)
 {
-  struct array *a = bm->a;
   struct member_io ios[GEOMETRY_MAX_MEMBERS];
   size_t n = 0;
 
-  for (int i = 0; i < a->nmembers; i++)
-    if (!member_failed (a->members[i]) && (all || !a->members[i]->can_fua))
-      ios[n++] = (struct member_io) { .member = a->members[i],
-                                      .op = MEMBER_FLUSH };
-  return n ? run_ios (a, ios, n) : 0;
+  for (int i = 0; i < bm->ms->n; i++) {
+    struct member *m = members_at (bm->ms, i);
+
+    if (!member_failed (m) && (all || !m->can_fua))
+      ios[n++] = (struct member_io) { .member = m, .op = MEMBER_FLUSH };
+  }
+  return n ? run_ios (bm->ms, ios, n) : 0;
 }
 
 /* Queue writes of the staged pages to member m: the whole area if it does
@@ -232,7 +227,7 @@ stage (struct md_bitmap *bm, bool all)
 static int
 writeout (struct md_bitmap *bm, uint64_t target)
 {
-  struct array *a = bm->a;
+  struct members *ms = bm->ms;
   struct member *members[GEOMETRY_MAX_MEMBERS];
   bool all = false;
   uint64_t g;
@@ -240,9 +235,11 @@ writeout (struct md_bitmap *bm, uint64_t target)
   int r;
 
   pthread_mutex_lock (&bm->io_lock);
-  for (int i = 0; i < a->nmembers; i++)
-    all |= !member_failed (a->members[i]) &&
-      bm->written[i] != a->members[i]->serial;
+  for (int i = 0; i < ms->n; i++) {
+    members[i] = members_at (ms, i);
+    all |= !member_failed (members[i]) &&
+      bm->written[i] != members[i]->serial;
+  }
   pthread_mutex_lock (&bm->lock);
   if (bm->disk_gen >= target && !all) {
     pthread_mutex_unlock (&bm->lock);
@@ -252,29 +249,27 @@ writeout (struct md_bitmap *bm, uint64_t target)
   g = stage (bm, all);
   pthread_mutex_unlock (&bm->lock);
 
-  for (int i = 0; i < a->nmembers; i++) {
-    members[i] = a->members[i];
+  for (int i = 0; i < ms->n; i++)
     if (!member_failed (members[i]))
       n = queue_member (bm, i, members[i], n, all);
-  }
-  r = run_ios (a, bm->ios, n);
+  r = run_ios (ms, bm->ios, n);
   if (r == 0)
     r = flush_members (bm, false);
-  for (int i = 0; i < a->nmembers; i++)
+  for (int i = 0; i < ms->n; i++)
     if (!member_failed (members[i]) &&
         (all || bm->written[i] == members[i]->serial))
       bm->written[i] = members[i]->serial;
 
   pthread_mutex_lock (&bm->lock);
   if (g > bm->disk_gen)
-    __atomic_store_n (&bm->disk_gen, g, __ATOMIC_RELEASE);
+    atomic_store_explicit (&bm->disk_gen, g, memory_order_release);
   pthread_mutex_unlock (&bm->lock);
   pthread_mutex_unlock (&bm->io_lock);
   return r;
 }
 
 static struct md_bitmap *
-bitmap_alloc (struct array *a, const struct md_bitmap_place *place,
+bitmap_alloc (struct members *ms, const struct md_bitmap_place *place,
               uint64_t chunksize, const char **why)
 {
   struct md_bitmap *bm;
@@ -302,7 +297,7 @@ bitmap_alloc (struct array *a, const struct md_bitmap_place *place,
     *why = "out of memory";
     return NULL;
   }
-  bm->a = a;
+  bm->ms = ms;
   bm->place = *place;
   bm->rows = place->size / place->chunk;
   bm->nbits = nbits;
@@ -314,7 +309,7 @@ bitmap_alloc (struct array *a, const struct md_bitmap_place *place,
   bm->flags = calloc (nbits, 1);
   bm->page_gen = calloc (bm->npages, sizeof *bm->page_gen);
   bm->in_writeout = calloc (bm->npages, 1);
-  bm->ios = calloc ((size_t) a->nmembers * (bm->npages + 1), sizeof *bm->ios);
+  bm->ios = calloc ((size_t) ms->n * (bm->npages + 1), sizeof *bm->ios);
   if (!bm->image || !bm->staging || !bm->writes || !bm->flags ||
       !bm->page_gen || !bm->in_writeout || !bm->ios) {
     *why = "out of memory";
@@ -334,26 +329,25 @@ bitmap_alloc (struct array *a, const struct md_bitmap_place *place,
 
 /* Read the area from the first in-sync member that can be read. */
 static int
-read_area (struct array *a, uint64_t offset, uint8_t *buf, size_t len)
+read_area (struct members *ms, uint64_t offset, uint8_t *buf, size_t len)
 {
-  for (int i = 0; i < a->nmembers; i++) {
+  for (int i = 0; i < ms->n; i++) {
     struct member_io io = {
-      .member = a->members[i], .op = MEMBER_READ, .buf = buf, .len = len,
-      .offset = offset,
+      .member = members_at (ms, i), .op = MEMBER_READ, .buf = buf,
+      .len = len, .offset = offset,
     };
 
-    if (__atomic_load_n (&a->members[i]->state, __ATOMIC_ACQUIRE) !=
-        MEMBER_IN_SYNC)
+    if (member_state (io.member) != MEMBER_IN_SYNC)
       continue;
     if (member_io_run (&io, 1) == 0)
       return i;
-    member_fail (a->members[i], io.err);
+    members_io_failed (&io, 1);
   }
   return -1;
 }
 
 struct md_bitmap *
-md_bitmap_load (struct array *a, const struct md_bitmap_place *place,
+md_bitmap_load (struct members *ms, const struct md_bitmap_place *place,
                 const struct md_super *ref, bool dirty, const char **why,
                 const char **from_name)
 {
@@ -368,13 +362,13 @@ md_bitmap_load (struct array *a, const struct md_bitmap_place *place,
     return NULL;
   }
   *from_name = NULL;
-  from = read_area (a, place->area_offset, page, PAGE);
+  from = read_area (ms, place->area_offset, page, PAGE);
   if (from == -1) {
     *why = "no member's bitmap could be read";
     free (page);
     return NULL;
   }
-  *from_name = a->members[from]->name;
+  *from_name = members_at (ms, from)->name;
   if (md_bitmap_super_parse (page, &bs, why) == -1) {
     free (page);
     return NULL;
@@ -384,10 +378,10 @@ md_bitmap_load (struct array *a, const struct md_bitmap_place *place,
     *why = "the bitmap's UUID is not the array's";
     return NULL;
   }
-  bm = bitmap_alloc (a, place, bs.chunksize, why);
+  bm = bitmap_alloc (ms, place, bs.chunksize, why);
   if (bm == NULL)
     return NULL;
-  if (read_area (a, place->area_offset, bm->image, bm->area_bytes) == -1) {
+  if (read_area (ms, place->area_offset, bm->image, bm->area_bytes) == -1) {
     *why = "no member's bitmap could be read";
     md_bitmap_close (bm);
     return NULL;
@@ -409,19 +403,18 @@ md_bitmap_load (struct array *a, const struct md_bitmap_place *place,
   if (stale)
     nbdkit_debug ("raid: bitmap: stale (events %" PRIu64 " < %" PRIu64
                   "): every region needs a resync", bs.events, ref->events);
-  for (int i = 0; i < a->nmembers; i++)
-    if (__atomic_load_n (&a->members[i]->state, __ATOMIC_ACQUIRE) ==
-        MEMBER_IN_SYNC)
-      bm->written[i] = a->members[i]->serial;
+  for (int i = 0; i < ms->n; i++)
+    if (member_state (members_at (ms, i)) == MEMBER_IN_SYNC)
+      bm->written[i] = members_at (ms, i)->serial;
   return bm;
 }
 
 struct md_bitmap *
-md_bitmap_new (struct array *a, const struct md_bitmap_place *place,
+md_bitmap_new (struct members *ms, const struct md_bitmap_place *place,
                const uint8_t uuid[16], uint64_t chunksize,
                uint32_t daemon_sleep, const char **why)
 {
-  struct md_bitmap *bm = bitmap_alloc (a, place, chunksize, why);
+  struct md_bitmap *bm = bitmap_alloc (ms, place, chunksize, why);
 
   if (bm == NULL)
     return NULL;
@@ -475,7 +468,7 @@ md_bitmap_write_begin (struct md_bitmap *bm, uint64_t first, uint64_t end)
       need = bm->page_gen[p];
   pthread_mutex_unlock (&bm->lock);
 
-  if (need > __atomic_load_n (&bm->disk_gen, __ATOMIC_ACQUIRE) &&
+  if (need > atomic_load_explicit (&bm->disk_gen, memory_order_acquire) &&
       writeout (bm, need) == -1) {
     md_bitmap_write_end (bm, first, end);
     return -1;
@@ -528,7 +521,7 @@ clearing_pass (struct md_bitmap *bm, bool idle)
   uint64_t n, cleared = 0, target;
   int flushed;
 
-  if (!healthy (bm->a))
+  if (!members_healthy (bm->ms))
     return;
   pthread_mutex_lock (&bm->lock);
   n = pick_candidates (bm, idle);
@@ -561,6 +554,14 @@ clearing_pass (struct md_bitmap *bm, bool idle)
   }
 }
 
+void
+md_bitmap_sweep (struct md_bitmap *bm)
+{
+  MEMBERS_READ_FOR_CURRENT_SCOPE (bm->ms);      /* reads the table */
+
+  clearing_pass (bm, true);
+}
+
 static void *
 daemon_thread (void *arg)
 {
@@ -569,7 +570,6 @@ daemon_thread (void *arg)
   pthread_mutex_lock (&bm->lock);
   while (!bm->stop) {
     struct timespec t;
-    unsigned gate;
 
     clock_gettime (CLOCK_MONOTONIC, &t);
     t.tv_sec += bm->sb.daemon_sleep;
@@ -579,9 +579,7 @@ daemon_thread (void *arg)
     if (bm->stop)
       break;
     pthread_mutex_unlock (&bm->lock);
-    gate = array_enter (bm->a);   /* reads a->members[]: see rebuild.c */
-    clearing_pass (bm, true);
-    array_exit (bm->a, gate);
+    md_bitmap_sweep (bm);
     pthread_mutex_lock (&bm->lock);
   }
   pthread_mutex_unlock (&bm->lock);

@@ -6,10 +6,45 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "metadata.h"
+#include "md_super.h"
 
-struct array;
+struct members;
 struct md_bitmap;
+
+/* On disk (md_bitmap_super.c; md-bitmap.c's internal bitmaps): a
+ * 256-byte superblock at the start of the bitmap area, then one bit per
+ * `chunksize` bytes of each member's data, little-endian bit order.
+ */
+#define MD_BITMAP_SB_BYTES 256
+#define MD_BITMAP_VERSION 4     /* BITMAP_MAJOR_HI: bits little endian */
+#define MD_BITMAP_STALE 0x2     /* state: the bits are out of date */
+
+struct md_bitmap_super {
+  uint32_t version;
+  uint8_t uuid[16];             /* the array's set UUID */
+  uint64_t events;              /* >= the md superblocks' events */
+  uint64_t events_cleared;      /* events when bits were last cleared */
+  uint64_t sync_size;           /* sectors each bit map covers: md's size */
+  uint32_t state;
+  uint32_t chunksize;           /* bytes of each member per bit */
+  uint32_t daemon_sleep;        /* seconds between clearing passes */
+  uint32_t write_behind;
+  uint32_t sectors_reserved;
+  uint32_t nodes;               /* clustered md only */
+};
+
+/* Parse and check a bitmap superblock (MD_BITMAP_SB_BYTES).  Returns 0, or
+ * -1 with a static message in *why (bad magic, unknown version, ...).
+ */
+int md_bitmap_super_parse (const uint8_t *buf, struct md_bitmap_super *bs,
+                           const char **why);
+/* Serialise bs into buf (MD_BITMAP_SB_BYTES), unused fields zero. */
+void md_bitmap_super_format (const struct md_bitmap_super *bs, uint8_t *buf);
+/* Bits for `size` bytes of each member, and the bytes of the area that
+ * holds them (superblock and bits, rounded up to 4 KiB).
+ */
+uint64_t md_bitmap_bits (uint64_t size, uint64_t chunksize);
+uint64_t md_bitmap_area_bytes (uint64_t bits);
 
 /* Where the area is and what it maps: bytes from the member's start, the
  * bytes of each member's data (md's size) the bits cover, and the array's
@@ -28,7 +63,7 @@ struct md_bitmap_place {
  * is stale) need a resync.  Returns NULL with a static message in *why,
  * and in *from the name of the member it read (or NULL).
  */
-struct md_bitmap *md_bitmap_load (struct array *a,
+struct md_bitmap *md_bitmap_load (struct members *ms,
                                   const struct md_bitmap_place *place,
                                   const struct md_super *ref, bool dirty,
                                   const char **why, const char **from);
@@ -36,13 +71,22 @@ struct md_bitmap *md_bitmap_load (struct array *a,
 /* A new bitmap for create=true, every bit set and needing the initial
  * resync (as mdadm makes them).  Written by the first md_bitmap_events.
  */
-struct md_bitmap *md_bitmap_new (struct array *a,
+struct md_bitmap *md_bitmap_new (struct members *ms,
                                  const struct md_bitmap_place *place,
                                  const uint8_t uuid[16], uint64_t chunksize,
                                  uint32_t daemon_sleep, const char **why);
 
-/* Start the lazy clearing (in the serving process, after the fork). */
+/* Start the lazy clearing (in the serving process, after the fork): a
+ * thread that runs md_bitmap_sweep every daemon_sleep seconds.
+ */
 int md_bitmap_start_daemon (struct md_bitmap *bm);
+/* One pass of the lazy clearing: bits that are set, held by no write,
+ * not needed by a resync and untouched since the last pass are cleared
+ * once a flush of every member has made their writes durable; bits
+ * touched since the last pass wait for the next.  Nothing is cleared
+ * while a member has failed or is being rebuilt.
+ */
+void md_bitmap_sweep (struct md_bitmap *bm);
 
 /* Stop it; if the array is healthy, clear every bit that no write holds
  * and write the bitmap out.  Frees bm.

@@ -35,9 +35,9 @@ static const struct member_ops missing_ops = {
 static uint64_t
 new_serial (void)
 {
-  static uint64_t next = 1;
+  static _Atomic uint64_t next = 1;
 
-  return __atomic_fetch_add (&next, 1, __ATOMIC_RELAXED);
+  return atomic_fetch_add_explicit (&next, 1, memory_order_relaxed);
 }
 
 struct member *
@@ -54,14 +54,14 @@ member_missing (void)
   m->serial = new_serial ();
   m->size = UINT64_MAX;
   m->align = 1;
-  m->state = MEMBER_FAILED;
+  atomic_init (&m->state, MEMBER_FAILED);
   return m;
 }
 
 void
 member_fail_because (struct member *m, const char *why)
 {
-  int old = __atomic_exchange_n (&m->state, MEMBER_FAILED, __ATOMIC_ACQ_REL);
+  enum member_state old = atomic_exchange (&m->state, MEMBER_FAILED);
 
   if (old != MEMBER_FAILED)
     nbdkit_error ("member %s failed (%s): it will not be used again",
@@ -74,13 +74,35 @@ member_fail (struct member *m, int err)
   member_fail_because (m, strerror (err));
 }
 
+void
+member_start_rebuild (struct member *m, uint64_t from_stripe)
+{
+  atomic_store (&m->recovery_stripe, from_stripe);
+  atomic_store (&m->state, MEMBER_REBUILDING);
+}
+
+void
+member_rebuilt_to (struct member *m, uint64_t stripe)
+{
+  atomic_store_explicit (&m->recovery_stripe, stripe, memory_order_release);
+}
+
+void
+member_rebuilt (struct member *m)
+{
+  enum member_state expected = MEMBER_REBUILDING;
+
+  atomic_compare_exchange_strong (&m->state, &expected, MEMBER_IN_SYNC);
+}
+
 bool
 member_set_identity (struct member *m, struct member_identity *id)
 {
   struct member_identity *none = NULL;
 
-  if (__atomic_compare_exchange_n (&m->identity, &none, id, false,
-                                   __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+  if (atomic_compare_exchange_strong_explicit (&m->identity, &none, id,
+                                               memory_order_release,
+                                               memory_order_relaxed))
     return true;
   id->free (id);
   return false;
@@ -94,39 +116,31 @@ member_set_read_only (void)
   member_read_only = true;
 }
 
-struct member *
-member_open (const char *name, bool direct)
+void
+member_opened (struct member *m)
 {
-  struct member *m;
-
-  if (strcmp (name, "missing") == 0)
-    return member_missing ();
-  m = member_is_uri (name) ? member_nbd_open (name)
-    : member_file_open (name, direct);
-  if (m)
-    m->serial = new_serial ();
-  if (m && m->align == 0)       /* the file backend leaves it to us */
+  m->serial = new_serial ();
+  if (m->align == 0)            /* the file backend leaves it to us */
     m->align = m->direct ? MEMBER_MAX_ALIGN : 1;
-  return m;
 }
 
 void
 member_close (struct member *m)
 {
+  struct member_identity *id;
+
   if (m == NULL)
     return;
-  if (m->identity)
-    m->identity->free (m->identity);
+  id = member_identity (m);
+  if (id)
+    id->free (id);
   m->ops->close (m);
 }
 
 bool
 member_same (const struct member *a, const struct member *b)
 {
-  if (a->ops != b->ops || a->ops == &missing_ops)
-    return false;
-  return strcmp (a->ops->kind, "nbd") == 0 ? member_nbd_same (a, b)
-    : member_file_same (a, b);
+  return a->ops == b->ops && a->ops->same && a->ops->same (a, b);
 }
 
 /* Hand each backend the requests for its members, in one call each, so

@@ -4,10 +4,13 @@
  * describe the I/O they need as a batch of struct member_io and hand the
  * whole batch to member_io_run(), which gives each backend its share at
  * once, so a stripe's reads (or writes) on all members are in flight
- * together.  A backend is a struct member_ops: the file backend
+ * together.  A backend is a struct member_ops (an operation each: run a
+ * batch, say whether two members are one disk, close): the file backend
  * (member_file.c, files and block devices through io_uring) and the NBD
  * backend (member_nbd.c, remote exports through libnbd), mixed freely in
- * one array.
+ * one array.  members.c turns names into members and decides what a
+ * failed request means (the failure policy); this file only records a
+ * member's state.
  *
  * Errors are per request: member_io_run() completes every request it can,
  * sets err (an errno value) on each one that failed, and returns -1 with
@@ -39,6 +42,7 @@
 #ifndef RAID_MEMBER_H
 #define RAID_MEMBER_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -71,6 +75,10 @@ struct member_ops {
   const char *kind;
   /* Run n requests, all on members of this kind. */
   int (*io) (struct member_io **ios, size_t n);
+  /* Whether a and b, both of this kind, are one disk (by what they are:
+   * inode, server; never by their names).  NULL: never.
+   */
+  bool (*same) (const struct member *a, const struct member *b);
   void (*close) (struct member *m);
 };
 
@@ -110,20 +118,21 @@ struct member {
   uint32_t align;               /* offsets and lengths: multiples of this */
   bool can_fua;                 /* writes can be made durable one by one
                                    (member_io.fua), without a whole flush */
-  int state;                    /* enum member_state; atomic */
-  uint64_t recovery_stripe;     /* REBUILDING: rows below are in sync; atomic */
-  struct member_identity *identity; /* NULL until the array gives one; set
-                                       once (atomic), owned by the member */
+  _Atomic (enum member_state) state;
+  _Atomic uint64_t recovery_stripe;  /* REBUILDING: rows below are in sync */
+  struct member_identity *_Atomic identity; /* NULL until the array gives
+                                               one; set once, owned by the
+                                               member */
   uint64_t serial;              /* unique in the process, never reused: to
                                    tell members apart where an address may
                                    have been freed and reused */
   void *priv;                   /* the backend's */
 };
 
-/* Open NAME (a file or block device path, or an NBD URI) for an array.  On error calls
- * nbdkit_error naming the member and returns NULL.
+/* A backend opened m (members.c's members_open_member): give it its
+ * serial, and the alignment the file backend leaves to us.
  */
-struct member *member_open (const char *name, bool direct);
+void member_opened (struct member *m);
 /* From now on open members read-only (files O_RDONLY; NBD exports that
  * are read-only are accepted): nbdkit -r or readonly=true.
  */
@@ -134,25 +143,48 @@ void member_close (struct member *m);
 /* disk=missing: a member that is absent from the start (failed). */
 struct member *member_missing (void);
 
+static inline enum member_state
+member_state (const struct member *m)
+{
+  return atomic_load_explicit (&m->state, memory_order_acquire);
+}
+
 static inline bool
 member_failed (const struct member *m)
 {
-  return __atomic_load_n (&m->state, __ATOMIC_ACQUIRE) == MEMBER_FAILED;
+  return member_state (m) == MEMBER_FAILED;
+}
+
+static inline uint64_t
+member_recovery_stripe (const struct member *m)
+{
+  return atomic_load_explicit (&m->recovery_stripe, memory_order_acquire);
 }
 
 /* Whether row `stripe` of m holds the array's data. */
 static inline bool
 member_readable (const struct member *m, uint64_t stripe)
 {
-  switch (__atomic_load_n (&m->state, __ATOMIC_ACQUIRE)) {
+  switch (member_state (m)) {
   case MEMBER_IN_SYNC:
     return true;
   case MEMBER_REBUILDING:
-    return stripe < __atomic_load_n (&m->recovery_stripe, __ATOMIC_ACQUIRE);
+    return stripe < member_recovery_stripe (m);
   default:
     return false;
   }
 }
+
+/* m holds the rows below from_stripe and is to be rebuilt from there: a
+ * replacement (from row 0, before it is published in the member table),
+ * or a member found half rebuilt at assembly.
+ */
+void member_start_rebuild (struct member *m, uint64_t from_stripe);
+/* A member rebuilt up to row `stripe` (excluded), and one rebuilt to the
+ * end: REBUILDING -> IN_SYNC, unless it failed meanwhile.
+ */
+void member_rebuilt_to (struct member *m, uint64_t stripe);
+void member_rebuilt (struct member *m);
 
 /* Mark m failed after error err (an errno value), or for the reason
  * why, logging it once.
@@ -169,11 +201,11 @@ bool member_set_identity (struct member *m, struct member_identity *id);
 static inline struct member_identity *
 member_identity (const struct member *m)
 {
-  return __atomic_load_n (&m->identity, __ATOMIC_ACQUIRE);
+  return atomic_load_explicit (&m->identity, memory_order_acquire);
 }
 
 /* True if a and b are the same file, device or export, by what they are
- * (inode, server), not by their names.
+ * (inode, server), not by their names (member_ops.same).
  */
 bool member_same (const struct member *a, const struct member *b);
 
@@ -189,15 +221,13 @@ member_io_cursor (const struct member_io *io)
   return io->buf ? (uint8_t *) io->buf + io->done : NULL;
 }
 
-/* The file backend, for member.c. */
+/* The file backend, for members.c. */
 struct member *member_file_open (const char *path, bool direct);
-bool member_file_same (const struct member *a, const struct member *b);
 const char *member_file_uring_features (void);
 
-/* The NBD backend (libnbd), for member.c and the plugin's parameters. */
+/* The NBD backend (libnbd), for members.c and the plugin's parameters. */
 bool member_is_uri (const char *name);
 struct member *member_nbd_open (const char *uri);
-bool member_nbd_same (const struct member *a, const struct member *b);
 /* Abandon a batch on a member after this long (default 30 s). */
 void member_nbd_set_timeout (int ms);
 

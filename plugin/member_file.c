@@ -55,6 +55,7 @@
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,7 +112,7 @@ ring_key_create (void)
  * on every batch.
  */
 static __thread time_t ring_failed_at;
-static bool ring_failure_logged;
+static _Atomic bool ring_failure_logged;
 
 /* This thread's ring, or NULL if it cannot have one now (EMFILE, ENOMEM,
  * io_uring disabled): the caller then uses system calls, so that a
@@ -137,7 +138,8 @@ thread_ring (void)
   if (r < 0) {
     free (ring);
     ring_failed_at = now.tv_sec ? now.tv_sec : 1;
-    if (!__atomic_exchange_n (&ring_failure_logged, true, __ATOMIC_RELAXED)) {
+    if (!atomic_exchange_explicit (&ring_failure_logged, true,
+                                   memory_order_relaxed)) {
       errno = -r;
       nbdkit_error ("io_uring_queue_init: %m: this thread uses system calls "
                     "instead (logged once)");
@@ -365,9 +367,12 @@ file_close (struct member *m)
   free (m);
 }
 
+static bool file_same (const struct member *a, const struct member *b);
+
 static const struct member_ops file_ops = {
   .kind = "file",
   .io = file_io,
+  .same = file_same,
   .close = file_close,
 };
 
@@ -431,8 +436,8 @@ member_file_open (const char *path, bool direct)
   return NULL;
 }
 
-bool
-member_file_same (const struct member *a, const struct member *b)
+static bool
+file_same (const struct member *a, const struct member *b)
 {
   const struct file_member *fa = a->priv, *fb = b->priv;
 

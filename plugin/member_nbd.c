@@ -84,7 +84,7 @@
  * Aliases.  Two URIs can name one export (nbd://localhost:P and
  * nbd://127.0.0.1:P; two spellings of one socket path), and two members
  * that are one disk would silently destroy the redundancy.  So
- * member_nbd_same compares what the open connections lead to, never the
+ * nbd_same compares what the open connections lead to, never the
  * URIs: the same size, the same export name, and the same server:
  *  - Unix sockets: the server process, from the connection's peer
  *    credentials (SO_PEERCRED).  That is a property of the connection, not
@@ -140,6 +140,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,7 +183,7 @@ struct nbd_member {
   bool can_flush;               /* the server takes NBD_CMD_FLUSH */
   bool fua_flag;                /* the server takes NBD_CMD_FLAG_FUA */
   uint64_t max_command;         /* bytes per command */
-  bool untrusted;               /* failed an identity check: no more I/O;
+  _Atomic bool untrusted;       /* failed an identity check: no more I/O;
                                    atomic */
   pthread_mutex_t lock;         /* the shared connection's batches */
   struct nbd_handle *shared;    /* without multi-conn; with it, only for
@@ -220,7 +221,7 @@ struct thread_conns {
 };
 static pthread_key_t conns_key;
 static pthread_once_t conns_once = PTHREAD_ONCE_INIT;
-static bool no_table_logged;
+static _Atomic bool no_table_logged;
 
 /* Take s off its member's list; registry_lock held. */
 static void
@@ -508,7 +509,7 @@ distrust (struct member *m, const char *why)
   struct nbd_member *nm = m->priv;
   char msg[640];
 
-  __atomic_store_n (&nm->untrusted, true, __ATOMIC_RELEASE);
+  atomic_store_explicit (&nm->untrusted, true, memory_order_release);
   snprintf (msg, sizeof msg, "a new connection is not the member's disk: %s",
             why);
   member_fail_because (m, msg);
@@ -742,7 +743,8 @@ thread_slot (struct member *m)
       t = NULL;
     }
     if (t == NULL) {
-      if (!__atomic_exchange_n (&no_table_logged, true, __ATOMIC_RELAXED))
+      if (!atomic_exchange_explicit (&no_table_logged, true,
+                                     memory_order_relaxed))
         nbdkit_error ("member %s: no memory for this thread's connections: "
                       "it uses the member's shared connection (logged once)",
                       m->name);
@@ -842,7 +844,7 @@ issue_all (struct pending *p, size_t n, int64_t deadline)
 
     if (p[i].cookie || finished (io))
       continue;
-    if (__atomic_load_n (&nm->untrusted, __ATOMIC_ACQUIRE)) {
+    if (atomic_load_explicit (&nm->untrusted, memory_order_acquire)) {
       io->err = EIO;
       continue;
     }
@@ -1055,9 +1057,12 @@ nbd_member_close (struct member *m)
   free (m);
 }
 
+static bool nbd_same (const struct member *a, const struct member *b);
+
 static const struct member_ops nbd_ops = {
   .kind = "nbd",
   .io = nbd_io,
+  .same = nbd_same,
   .close = nbd_member_close,
 };
 
@@ -1171,8 +1176,8 @@ member_nbd_open (const char *uri)
   return NULL;
 }
 
-bool
-member_nbd_same (const struct member *a, const struct member *b)
+static bool
+nbd_same (const struct member *a, const struct member *b)
 {
   const struct nbd_member *na = a->priv, *nb = b->priv;
 

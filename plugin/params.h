@@ -3,7 +3,7 @@
 #ifndef RAID_PARAMS_H
 #define RAID_PARAMS_H
 
-#include "array.h"
+#include "array_config.h"
 
 struct raid_params {
   struct array_config array;    /* what array_open needs */

@@ -6,12 +6,22 @@
  * every data callback hands its request to array.c.  There is one array per
  * nbdkit process; connections share it, and the thread model is PARALLEL:
  * the array and the stripe cache do their own locking.
+ *
+ * This file orders start-up and shutdown, the one place that knows every
+ * part:
+ *   config_complete  control_listen (before anything is written), then
+ *                    array_open, jobs_new
+ *   after_fork       array_after_fork (md), jobs_after_fork (a rebuild
+ *                    to resume, a resync), control_start (its threads)
+ *   unload           control_stop, jobs_free (the job thread stops), then
+ *                    array_close (flush, clean superblocks, members)
  */
 
 #include <config.h>
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,11 +33,13 @@
 #include "array.h"
 #include "params.h"
 #include "control.h"
+#include "jobs.h"
 #include "nbdkit_cmdline.h"
 #include "parity.h"
 
 static struct raid_params params;
 static struct array *array;
+static struct jobs *jobs;
 
 static void
 raid_load (void)
@@ -39,6 +51,7 @@ static void
 raid_unload (void)
 {
   control_stop ();
+  jobs_free (jobs);
   array_close (array);
   params_free (&params);
 }
@@ -49,9 +62,9 @@ raid_unload (void)
 static int
 raid_after_fork (void)
 {
-  if (array_after_fork (array) == -1)
+  if (array_after_fork (array) == -1 || jobs_after_fork (jobs) == -1)
     return -1;
-  return control_start (array);
+  return control_start (array, jobs);
 }
 
 /* Each key=value; bare words are disk= (magic_config_key). */
@@ -90,7 +103,11 @@ raid_config_complete (void)
   if (params.control_path && control_listen (params.control_path) == -1)
     return -1;
   array = array_open (&params.array);
-  if (array == NULL) {
+  if (array)
+    jobs = jobs_new (array, params.array.rebuild_rate);
+  if (jobs == NULL) {
+    array_close (array);
+    array = NULL;
     control_stop ();
     return -1;
   }
@@ -124,10 +141,9 @@ raid_dump_plugin (void)
 static void *
 raid_open (int readonly)
 {
-  static bool warned;
+  static _Atomic bool warned;
 
-  if (readonly && !array->readonly && !__atomic_exchange_n (&warned, true,
-                                                            __ATOMIC_RELAXED))
+  if (readonly && !array->readonly && !atomic_exchange (&warned, true))
     nbdkit_debug ("raid: a read-only connection to a read-write array "
                   "(readonly=true keeps the members from being written)");
   return array;

@@ -1,4 +1,6 @@
-/* The stripe cache and the write path of one stripe row; see stripe.c. */
+/* The stripe cache: one stripe row at a time, under the row's lock;
+ * stripe_internal.h says which file does what.
+ */
 
 #ifndef RAID_STRIPE_H
 #define RAID_STRIPE_H
@@ -8,13 +10,16 @@
 
 #include "geometry.h"
 #include "member.h"
+#include "members.h"
 
 struct stripe_cache;
 struct stripe_head;
 
-/* members[] must outlive the cache.  budget is in bytes of buffers. */
+/* The member table ms must outlive the cache.  budget is in bytes of
+ * buffers.
+ */
 struct stripe_cache *stripe_cache_create (const struct geometry *g,
-                                          struct member *_Atomic *members,
+                                          struct members *ms,
                                           uint64_t budget);
 void stripe_cache_destroy (struct stripe_cache *c);
 

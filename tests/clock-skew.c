@@ -4,7 +4,7 @@
  * the thread were preempted there: a thread's readings 1, 2, 3, 4, 5 are
  * real time + 0, 1, 1, 2, 2 steps.  Calls from anywhere but the plugin
  * (nbdkit, libnbd, libc) see the real clock.  Code that tests a deadline
- * on one reading and computes the time left from the next (rebuild.c's
+ * on one reading and computes the time left from the next (jobs.c's
  * throttle did: a negative time left became a 71-minute usleep) fails
  * under it within a few rounds instead of once in a blue moon.
  */

@@ -171,7 +171,7 @@ mem_member_new (const char *name, uint64_t size, uint32_t align)
   m->size = size;
   m->align = align;
   m->can_fua = true;
-  m->state = MEMBER_IN_SYNC;
+  atomic_init (&m->state, MEMBER_IN_SYNC);
   m->priv = mm;
   return m;
 }
@@ -224,6 +224,6 @@ mem_member_revive (struct member *m)
 {
   mem_member_heal (m);
   mem_member_reset_stats (m);
-  __atomic_store_n (&m->recovery_stripe, 0, __ATOMIC_RELEASE);
-  __atomic_store_n (&m->state, MEMBER_IN_SYNC, __ATOMIC_RELEASE);
+  atomic_store (&m->recovery_stripe, 0);
+  atomic_store (&m->state, MEMBER_IN_SYNC);
 }

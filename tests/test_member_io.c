@@ -53,12 +53,6 @@ fake_io (struct member_io **ios, size_t n)
 
 static const struct member_ops fake_ops = { .kind = "fake", .io = fake_io };
 
-/* member.c refers to the real backends; none is used here. */
-struct member *member_file_open (const char *p, bool d) { abort (); }
-bool member_file_same (const struct member *a, const struct member *b) { abort (); }
-bool member_is_uri (const char *name) { return false; }
-struct member *member_nbd_open (const char *uri) { abort (); }
-bool member_nbd_same (const struct member *a, const struct member *b) { abort (); }
 void nbdkit_error (const char *fs, ...) { }
 
 static void

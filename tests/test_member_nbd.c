@@ -61,6 +61,7 @@
 #include <nbdkit-plugin.h>
 
 #include "member.h"
+#include "members.h"
 
 /* Allocation failures on demand; see the top. */
 static bool alloc_fails;        /* atomic */
@@ -150,12 +151,6 @@ struct member *
 member_file_open (const char *path, bool direct)
 {
   return NULL;
-}
-
-bool
-member_file_same (const struct member *a, const struct member *b)
-{
-  return false;
 }
 
 /* The clock and poll of the code under test; see the top. */
@@ -314,7 +309,7 @@ START_TEST (test_ids_reused)
 
   server_start (&s, "ids", true);
   for (int i = 0; i < 300; i++) {
-    struct member *m = member_open (s.uri, false);
+    struct member *m = members_open_member (s.uri, false);
 
     ck_assert_msg (m != NULL, "open number %d failed", i + 1);
     ck_assert_int_eq (member_rw (m, MEMBER_READ, buf, sizeof buf, 0), 0);
@@ -340,14 +335,14 @@ START_TEST (test_reused_id_new_connection)
   server_start (&s1, "one", true);
   server_start (&s2, "two", true);
   memset (pat, 0xb2, sizeof pat);
-  a = member_open (s1.uri, false);
+  a = members_open_member (s1.uri, false);
   ck_assert (a != NULL);
   ck_assert_int_eq (member_rw (a, MEMBER_READ, buf, sizeof buf, 0), 0);
   member_close (a);             /* its id is free, this thread's slot stale */
-  b = member_open (s2.uri, false);
+  b = members_open_member (s2.uri, false);
   ck_assert (b != NULL);
   ck_assert_int_eq (member_rw (b, MEMBER_WRITE, pat, sizeof pat, 0), 0);
-  c = member_open (s1.uri, false);
+  c = members_open_member (s1.uri, false);
   ck_assert (c != NULL);
   ck_assert_int_eq (member_rw (c, MEMBER_READ, buf, sizeof buf, 0), 0);
   ck_assert_msg (buf[0] == 0, "member b's write went to a's server");
@@ -373,7 +368,7 @@ START_TEST (test_timeout_never_negative)
 
   server_start (&s, "hung", true);
   member_nbd_set_timeout (2000);
-  m = member_open (s.uri, false);
+  m = members_open_member (s.uri, false);
   ck_assert (m != NULL);
   ck_assert_int_eq (member_rw (m, MEMBER_READ, buf, sizeof buf, 0), 0);
   kill (s.pid, SIGSTOP);        /* answers nothing from now on, */
@@ -432,15 +427,15 @@ START_TEST (test_ids_while_io)
   server_start (&s1, "mc", true);
   server_start (&s2, "single", false);
   server_start (&s3, "churn", true);
-  m1 = member_open (s1.uri, false);
-  m2 = member_open (s2.uri, false);
+  m1 = members_open_member (s1.uri, false);
+  m2 = members_open_member (s2.uri, false);
   ck_assert (m1 && m2);
   t[0] = (struct io_thread) { .m = { m1, m2 } };
   t[1] = (struct io_thread) { .m = { m2, m1 } };
   for (int i = 0; i < 2; i++)
     ck_assert_int_eq (pthread_create (&th[i], NULL, io_loop, &t[i]), 0);
   for (int i = 0; i < 40; i++) {
-    struct member *m = member_open (s3.uri, false);
+    struct member *m = members_open_member (s3.uri, false);
 
     ck_assert_msg (m != NULL, "open %d while I/O runs failed", i);
     member_close (m);
@@ -514,8 +509,8 @@ START_TEST (test_nomem_batch)
 
   server_start (&s1, "nomem-mc", true);
   server_start (&s2, "nomem-single", false);
-  a = member_open (s1.uri, false);
-  b = member_open (s2.uri, false);
+  a = members_open_member (s1.uri, false);
+  b = members_open_member (s2.uri, false);
   ck_assert (a && b);
   ck_assert_int_eq (member_rw (a, MEMBER_READ, in, 4096, 0), 0); /* table */
   fill (out, sizeof out, 1);
@@ -564,14 +559,14 @@ static struct member *
 open_with_magic (const char *uri)
 {
   uint8_t page[4096] = { 0 };
-  struct member *w = member_open (uri, false), *m;
+  struct member *w = members_open_member (uri, false), *m;
   struct member_identity *id = calloc (1, sizeof *id);
 
   ck_assert (w && id);
   memcpy (page, magic, sizeof magic);
   ck_assert_int_eq (member_rw (w, MEMBER_WRITE, page, sizeof page, 0), 0);
   member_close (w);
-  m = member_open (uri, false);
+  m = members_open_member (uri, false);
   ck_assert (m != NULL);
   *id = (struct member_identity) { .offset = 0, .len = 4096,
                                    .verify = magic_verify,
@@ -705,7 +700,7 @@ START_TEST (test_no_flush)
     file_1m (file, sizeof file, mc ? "noflush-mc" : "noflush");
     server_start_eval (&s, mc ? "noflush-mc" : "noflush", file, false, mc);
     log_clear ();
-    m = member_open (s.uri, false);
+    m = members_open_member (s.uri, false);
     ck_assert (m != NULL);
     said = log_count ("does not offer flush");
     fill (out, sizeof out, 4 + mc);

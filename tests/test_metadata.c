@@ -1,4 +1,4 @@
-/* Description: plugin/metadata.c reads and writes md v1.2 superblocks as
+/* Description: plugin/md_super.c reads and writes md v1.2 superblocks as
  * Linux md does.
  *
  * The evidence is built independently of the code under test:
@@ -59,7 +59,8 @@
 
 #include <check.h>
 
-#include "metadata.h"
+#include "md_super.h"
+#include "md_bitmap.h"
 
 #define SB 4096
 

@@ -1,4 +1,4 @@
-/* Description: rebuild.h's rebuild_throttle_delay, the rate limit of the
+/* Description: jobs.h's jobs_throttle_delay, the rate limit of the
  * rebuild and the resync, as a pure function of one clock reading.
  *
  * The old throttle read the clock twice, tested "now < due" on the first
@@ -15,25 +15,25 @@
 
 #include <check.h>
 
-#include "rebuild.h"
+#include "jobs.h"
 
 #define MS INT64_C (1000000)
 #define S INT64_C (1000000000)
 
 START_TEST (test_no_limit)
 {
-  ck_assert_int_eq (rebuild_throttle_delay (0, 0, UINT64_MAX, 0), 0);
-  ck_assert_int_eq (rebuild_throttle_delay (-5 * S, 7 * S, 1 << 30, 0), 0);
+  ck_assert_int_eq (jobs_throttle_delay (0, 0, UINT64_MAX, 0), 0);
+  ck_assert_int_eq (jobs_throttle_delay (-5 * S, 7 * S, 1 << 30, 0), 0);
 }
 END_TEST
 
 START_TEST (test_ahead_waits)
 {
   /* 1 MiB at 1 MiB/s is due 1 s after the start. */
-  ck_assert_int_eq (rebuild_throttle_delay (0, 0, 1 << 20, 1 << 20), S);
-  ck_assert_int_eq (rebuild_throttle_delay (250 * MS, 0, 1 << 20, 1 << 20),
+  ck_assert_int_eq (jobs_throttle_delay (0, 0, 1 << 20, 1 << 20), S);
+  ck_assert_int_eq (jobs_throttle_delay (250 * MS, 0, 1 << 20, 1 << 20),
                     750 * MS);
-  ck_assert_int_eq (rebuild_throttle_delay (10 * S + 400 * MS, 10 * S,
+  ck_assert_int_eq (jobs_throttle_delay (10 * S + 400 * MS, 10 * S,
                                             1 << 19, 1 << 20), 100 * MS);
 }
 END_TEST
@@ -43,13 +43,13 @@ END_TEST
  */
 START_TEST (test_past_due_is_zero)
 {
-  ck_assert_int_eq (rebuild_throttle_delay (S, 0, 1 << 20, 1 << 20), 0);
-  ck_assert_int_eq (rebuild_throttle_delay (S + 1, 0, 1 << 20, 1 << 20), 0);
-  ck_assert_int_eq (rebuild_throttle_delay (S + 20 * MS, 0, 1 << 20, 1 << 20),
+  ck_assert_int_eq (jobs_throttle_delay (S, 0, 1 << 20, 1 << 20), 0);
+  ck_assert_int_eq (jobs_throttle_delay (S + 1, 0, 1 << 20, 1 << 20), 0);
+  ck_assert_int_eq (jobs_throttle_delay (S + 20 * MS, 0, 1 << 20, 1 << 20),
                     0);
-  ck_assert_int_eq (rebuild_throttle_delay (INT64_MAX, 0, 1, 1), 0);
+  ck_assert_int_eq (jobs_throttle_delay (INT64_MAX, 0, 1, 1), 0);
   for (int64_t late = 1; late < 10 * S; late = late * 3 + 1)
-    ck_assert_int_ge (rebuild_throttle_delay (S + late, 0, 1 << 20, 1 << 20),
+    ck_assert_int_ge (jobs_throttle_delay (S + late, 0, 1 << 20, 1 << 20),
                       0);
 }
 END_TEST
@@ -59,12 +59,12 @@ START_TEST (test_large)
 {
   uint64_t tib = UINT64_C (1) << 40;
 
-  ck_assert_int_eq (rebuild_throttle_delay (0, 0, tib, tib), S);
-  ck_assert_int_eq (rebuild_throttle_delay (0, 0, 100 * tib, tib), 100 * S);
-  ck_assert_int_eq (rebuild_throttle_delay (0, 0, UINT64_MAX, 1), INT64_MAX);
-  ck_assert_int_eq (rebuild_throttle_delay (0, INT64_MAX - S, 1 << 20, 1),
+  ck_assert_int_eq (jobs_throttle_delay (0, 0, tib, tib), S);
+  ck_assert_int_eq (jobs_throttle_delay (0, 0, 100 * tib, tib), 100 * S);
+  ck_assert_int_eq (jobs_throttle_delay (0, 0, UINT64_MAX, 1), INT64_MAX);
+  ck_assert_int_eq (jobs_throttle_delay (0, INT64_MAX - S, 1 << 20, 1),
                     INT64_MAX);
-  ck_assert_int_gt (rebuild_throttle_delay (INT64_MAX - 1, INT64_MAX - S,
+  ck_assert_int_gt (jobs_throttle_delay (INT64_MAX - 1, INT64_MAX - S,
                                             UINT64_MAX, 1), 0);
 }
 END_TEST

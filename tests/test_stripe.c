@@ -65,6 +65,7 @@
 #include "geometry.h"
 #include "member.h"
 #include "member_mem.h"
+#include "members.h"
 #include "stripe.h"
 
 #define PAGE 4096
@@ -72,12 +73,10 @@
 #define CHUNK (4 * PAGE)        /* small, so rows are cheap, but 4 pages */
 #define DATA_OFFSET 8192
 
-/* What member.c refers to; none of it is used here. */
+/* What members.c refers to; none of it is used here. */
 struct member *member_file_open (const char *p, bool d) { abort (); }
-bool member_file_same (const struct member *a, const struct member *b) { abort (); }
 bool member_is_uri (const char *name) { return false; }
 struct member *member_nbd_open (const char *uri) { abort (); }
-bool member_nbd_same (const struct member *a, const struct member *b) { abort (); }
 
 static unsigned int errors_logged;
 
@@ -235,7 +234,8 @@ ref_layout (int level, enum geometry_layout layout, int n, uint64_t s,
 struct rig {
   struct geometry g;
   int n;
-  struct member *_Atomic m[MAXM];   /* as struct array's table */
+  struct member *m[MAXM];       /* the members, also in ms */
+  struct members ms;            /* the table the cache reads */
   struct stripe_cache *c;
   uint64_t budget;
   uint8_t *shadow;              /* g.array_size bytes */
@@ -259,8 +259,11 @@ rig_init (struct rig *r, int level, enum geometry_layout layout, int n,
     snprintf (name, sizeof name, "mem%d", i);
     r->m[i] = mem_member_new (name, size, 1);
   }
+  members_init (&r->ms);
+  members_arrange (&r->ms, r->m, n);
+  members_set_level (&r->ms, level);
   r->budget = budget_heads * n * CHUNK;
-  r->c = stripe_cache_create (&r->g, r->m, r->budget);
+  r->c = stripe_cache_create (&r->g, &r->ms, r->budget);
   ck_assert (r->c != NULL);
   r->shadow = calloc (1, r->g.array_size);
   ck_assert (r->shadow != NULL);
@@ -271,7 +274,7 @@ static void
 rig_recache (struct rig *r)
 {
   stripe_cache_destroy (r->c);
-  r->c = stripe_cache_create (&r->g, r->m, r->budget);
+  r->c = stripe_cache_create (&r->g, &r->ms, r->budget);
   ck_assert (r->c != NULL);
 }
 
@@ -279,8 +282,7 @@ static void
 rig_free (struct rig *r)
 {
   stripe_cache_destroy (r->c);
-  for (int i = 0; i < r->n; i++)
-    member_close (r->m[i]);
+  members_destroy (&r->ms);     /* closes the members */
   free (r->shadow);
 }
 
@@ -772,13 +774,13 @@ END_TEST
 /* (3) Reconstruction and rebuild. */
 
 static void
-set_state (struct member *m, int state, uint64_t recovery)
+set_state (struct member *m, enum member_state state, uint64_t recovery)
 {
-  __atomic_store_n (&m->recovery_stripe, recovery, __ATOMIC_RELEASE);
-  __atomic_store_n (&m->state, state, __ATOMIC_RELEASE);
+  atomic_store (&m->recovery_stripe, recovery);
+  atomic_store (&m->state, state);
 }
 
-/* Rebuild member b row by row, as rebuild.c does, over scribbled bytes,
+/* Rebuild member b row by row, as jobs.c does, over scribbled bytes,
  * with a write somewhere in the array after each row (rows not yet
  * rebuilt are written too, and reconstructed for it).
  */

@@ -1,4 +1,4 @@
-/* libFuzzer target: md_bitmap_super_parse (plugin/metadata.c), the
+/* libFuzzer target: md_bitmap_super_parse (plugin/md_bitmap_super.c), the
  * parser of md's write-intent bitmap superblock, read from where a
  * member's md superblock points.
  *
@@ -18,14 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "metadata.h"
-
-/* Only md_super_read / md_super_write use it; never called here. */
-int
-member_io_run (struct member_io *ios, size_t n)
-{
-  abort ();
-}
+#include "md_bitmap.h"
 
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)

@@ -1,4 +1,4 @@
-/* libFuzzer target: md_super_parse (plugin/metadata.c), the parser of the
+/* libFuzzer target: md_super_parse (plugin/md_super.c), the parser of the
  * md v1.2 superblock every member's first 8 KiB is read for, from disks
  * anyone may have written.
  *
@@ -29,9 +29,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "metadata.h"
+#include "md_super.h"
 
-/* metadata.c's md_super_read / md_super_write do I/O through
+/* md_super.c's md_super_read / md_super_write do I/O through
  * member_io_run; the parser never does, and is all this links.
  */
 int

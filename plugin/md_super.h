@@ -1,9 +1,10 @@
 /* Linux md v1.2 superblocks: reading, checking and writing them; see
- * metadata.c.
+ * md_super.c.  (The write-intent bitmap's own superblock is
+ * md_bitmap.h's.)
  */
 
-#ifndef RAID_METADATA_H
-#define RAID_METADATA_H
+#ifndef RAID_MD_SUPER_H
+#define RAID_MD_SUPER_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -16,6 +17,7 @@
 #define MD_ROLE_FAULTY 0xfffe
 #define MD_MAX_DEV 384          /* dev_roles entries we write (as mdadm) */
 #define MD_MAX_ROLES 256        /* members an array may have here */
+#define MD_FEATURE_BITMAP 0x1   /* feature_map: a write-intent bitmap */
 
 /* The fields of one member's superblock that the plugin uses. */
 struct md_super {
@@ -62,41 +64,4 @@ void md_super_format (const struct md_super *sb, uint8_t *buf);
  */
 int md_super_read (struct member *m, struct md_super *sb, const char **why);
 int md_super_write (struct member *m, const struct md_super *sb);
-
-/* md's write-intent bitmap (md-bitmap.c, internal bitmaps): a 256-byte
- * superblock at the start of the bitmap area, then one bit per
- * `chunksize` bytes of each member's data, little-endian bit order.
- */
-#define MD_FEATURE_BITMAP 0x1
-#define MD_BITMAP_SB_BYTES 256
-#define MD_BITMAP_VERSION 4     /* BITMAP_MAJOR_HI: bits little endian */
-#define MD_BITMAP_STALE 0x2     /* state: the bits are out of date */
-
-struct md_bitmap_super {
-  uint32_t version;
-  uint8_t uuid[16];             /* the array's set UUID */
-  uint64_t events;              /* >= the md superblocks' events */
-  uint64_t events_cleared;      /* events when bits were last cleared */
-  uint64_t sync_size;           /* sectors each bit map covers: md's size */
-  uint32_t state;
-  uint32_t chunksize;           /* bytes of each member per bit */
-  uint32_t daemon_sleep;        /* seconds between clearing passes */
-  uint32_t write_behind;
-  uint32_t sectors_reserved;
-  uint32_t nodes;               /* clustered md only */
-};
-
-/* Parse and check a bitmap superblock (MD_BITMAP_SB_BYTES).  Returns 0, or
- * -1 with a static message in *why (bad magic, unknown version, ...).
- */
-int md_bitmap_super_parse (const uint8_t *buf, struct md_bitmap_super *bs,
-                           const char **why);
-/* Serialise bs into buf (MD_BITMAP_SB_BYTES), unused fields zero. */
-void md_bitmap_super_format (const struct md_bitmap_super *bs, uint8_t *buf);
-/* Bits for `size` bytes of each member, and the bytes of the area that
- * holds them (superblock and bits, rounded up to 4 KiB).
- */
-uint64_t md_bitmap_bits (uint64_t size, uint64_t chunksize);
-uint64_t md_bitmap_area_bytes (uint64_t bits);
-
-#endif /* RAID_METADATA_H */
+#endif /* RAID_MD_SUPER_H */

@@ -1,0 +1,789 @@
+/* The background jobs that repair an array while it serves, and the
+ * operator actions that start them: failing a member, replacing one
+ * (which starts a rebuild), scrubbing; and the resync after an unclean
+ * shutdown.
+ *
+ * One background thread at a time runs a job, row by row:
+ *
+ *   rebuild  while some member is REBUILDING: for each row from its
+ *            recovery_stripe on, take the row's lock, reconstruct the
+ *            member's chunk from the others and write it, then advance
+ *            recovery_stripe (still under the lock, so no request sees a
+ *            row half done).  At the end the member is IN_SYNC.  A member
+ *            replaced while the job runs is picked up when the current one
+ *            is done.  Every 256 rows and at the end md records the
+ *            recovery offset in the superblocks, so that a restarted
+ *            nbdkit resumes the rebuild there (jobs_after_fork).
+ *   scrub    for each row: read it from the members, compare the parity
+ *            with the data (stripe_scrub_row), count mismatched pages like
+ *            md's mismatch_cnt, and with repair rewrite what is wrong.
+ *   resync   a repairing scrub of the rows an unclean shutdown may have
+ *            left inconsistent: those the write-intent bitmap marks, or
+ *            every row from md's checkpoint on (md_array.c).
+ *
+ * Client requests keep priority: each row's lock is held only for that
+ * row, and rebuild-rate caps the rebuild's and the resync's rate (bytes
+ * per second).  The cap is a deadline from the job's start
+ * (jobs_throttle_delay, a pure function of one clock reading, never
+ * negative), and the wait for it is on wake, which every stop request
+ * broadcasts.  A job stops early when asked (scrub stop, unload) or when
+ * the array can no longer serve.
+ *
+ * Jobs and the lock (lock.h: first in the order).  Each run of a job has a
+ * struct job of its own (rebuild_job, scrub_job: the last of each kind,
+ * so that status can show the last scrub's result).  An operator action
+ * checks everything it needs under lock before it changes anything, so
+ * that a refused action changes nothing; a new job's parameters are
+ * filled in under lock while no job runs, before its thread starts, and
+ * nothing writes them while it runs (its thread reads them without the
+ * lock).  js->job, the running job, changes only under lock: set by
+ * job_start, cleared by the thread's last act (job_end, next_or_finish),
+ * after which the thread touches neither the job nor the array.  The
+ * job's progress counters are atomics written by its thread; the
+ * rebuild's member and first row are written under lock.  status takes
+ * the lock for one consistent snapshot.  A replacement is installed in
+ * the member table under the lock too (members_replace), together with
+ * the md update that records it, so that md_array.c's written_as[] never
+ * names a member that can be closed (members.c).
+ */
+
+#include <config.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define NBDKIT_API_VERSION 2
+#include <nbdkit-plugin.h>
+
+#include "array.h"
+#include "jobs.h"
+#include "lock.h"
+#include "md_array.h"
+#include "members.h"
+#include "stripe.h"
+
+enum job_kind { JOB_REBUILD, JOB_SCRUB };
+
+/* One run of a job.  The parameters are filled in under the lock while
+ * no job runs, before the thread starts, and nothing changes them while
+ * it runs; the thread owns the rest (see the top for who writes what).
+ */
+struct job {
+  struct jobs *js;
+  enum job_kind kind;
+  bool repair, resync;          /* scrub: fix what is wrong; only the rows
+                                   an unclean shutdown left (resync) */
+  uint64_t rows_total;          /* scrub */
+  int64_t start;                /* CLOCK_MONOTONIC, ns */
+
+  _Atomic bool stop;            /* set under lock (wake broadcast) */
+  /* Rebuild: the member being rebuilt, since when and from which row;
+   * under lock.
+   */
+  int member;
+  int64_t member_start;
+  uint64_t first_row;
+  /* Scrub: progress; bad[k] is written before nbad covers it. */
+  _Atomic uint64_t rows_done, mismatch_cnt;
+  _Atomic size_t nbad;
+  struct { uint64_t stripe; int member; } bad[JOBS_MAX_BAD_DATA];
+  bool finished;                /* scrub: went over every row; under lock */
+};
+
+struct jobs {
+  struct array *a;
+  uint64_t rate;                /* rebuild-rate: bytes/s, 0 = unlimited */
+  pthread_mutex_t lock;         /* lock.h; everything below */
+  pthread_cond_t wake;          /* with lock: a stop request */
+  struct job *job;              /* the running job or NULL */
+  pthread_t thread;
+  bool joinable;                /* thread is still to be joined */
+  bool scrubbed;                /* scrub_job holds the last scrub's result */
+  struct job rebuild_job, scrub_job;    /* the last of each kind */
+};
+
+static int64_t
+now_ns (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * INT64_C (1000000000) + ts.tv_nsec;
+}
+
+static bool
+stopping (const struct job *j)
+{
+  return atomic_load_explicit (&j->stop, memory_order_acquire);
+}
+
+/* Wait as needed to keep `bytes` since start_ns under the rate.  The
+ * clock is read once per wait and the delay is signed
+ * (jobs_throttle_delay), so that a thread preempted past its due time
+ * goes on at once; the wait is on wake, which a stop request broadcasts,
+ * so that unload never waits for a throttled job.
+ */
+static void
+throttle (struct jobs *js, struct job *j, uint64_t bytes, int64_t start_ns)
+{
+  if (js->rate == 0)
+    return;
+
+  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&js->lock);
+  while (!j->stop) {
+    int64_t now = now_ns ();
+    int64_t d = jobs_throttle_delay (now, start_ns, bytes, js->rate);
+    int64_t until = d > INT64_MAX - now ? INT64_MAX : now + d;
+    struct timespec ts = { .tv_sec = until / 1000000000,
+                           .tv_nsec = until % 1000000000 };
+
+    if (d == 0)
+      break;
+    pthread_cond_timedwait (&js->wake, &js->lock, &ts);
+  }
+}
+
+struct jobs *
+jobs_new (struct array *a, uint64_t rate)
+{
+  struct jobs *js = calloc (1, sizeof *js);
+  pthread_condattr_t attr;
+
+  if (js == NULL) {
+    nbdkit_error ("calloc: %m");
+    return NULL;
+  }
+  js->a = a;
+  js->rate = rate;
+  pthread_mutex_init (&js->lock, NULL);
+  pthread_condattr_init (&attr);
+  pthread_condattr_setclock (&attr, CLOCK_MONOTONIC);
+  pthread_cond_init (&js->wake, &attr);
+  pthread_condattr_destroy (&attr);
+  return js;
+}
+
+/* Ask the running job, if any, to stop; lock held. */
+static void
+job_stop_locked (struct jobs *js)
+{
+  if (js->job) {
+    atomic_store_explicit (&js->job->stop, true, memory_order_release);
+    pthread_cond_broadcast (&js->wake);
+  }
+}
+
+void
+jobs_free (struct jobs *js)
+{
+  if (js == NULL)
+    return;
+  pthread_mutex_lock (&js->lock);
+  job_stop_locked (js);
+  pthread_mutex_unlock (&js->lock);
+  if (js->joinable)
+    pthread_join (js->thread, NULL);
+  pthread_cond_destroy (&js->wake);
+  pthread_mutex_destroy (&js->lock);
+  free (js);
+}
+
+/* Member i, if it is still the one with this serial and has not failed;
+ * in a reader section (members.c).  (The serial, not the address: a
+ * member replaced meanwhile may have been closed and its memory reused.)
+ */
+static struct member *
+still_member (struct array *a, int i, uint64_t serial)
+{
+  struct member *m = members_at (&a->ms, i);
+
+  return m->serial == serial && !member_failed (m) ? m : NULL;
+}
+
+/* Row s of member i's rebuild (the member with this serial), in a reader
+ * section of its own.  Returns 1 when the row is done, 0 if the member
+ * failed or was replaced meanwhile (the rebuild of it is over), -1 if it
+ * cannot go on for want of readable members.
+ */
+static int
+rebuild_row (struct array *a, int i, uint64_t serial, uint64_t s)
+{
+  MEMBERS_READ_FOR_CURRENT_SCOPE (&a->ms);
+  struct member *m = still_member (a, i, serial);
+  struct stripe_head *sh;
+  int r;
+
+  if (m == NULL)
+    return 0;
+  sh = stripe_cache_get (a->cache, s);
+  if (sh == NULL)
+    return -1;
+  r = stripe_rebuild_row (a->cache, sh, i);
+  if (r == 0)
+    member_rebuilt_to (m, s + 1);
+  stripe_cache_put (a->cache, sh);
+  if (r == -1) {
+    nbdkit_error ("raid: rebuild of member %d (%s) stopped at row %" PRIu64
+                  ": %m", i, m->name, s);
+    return member_failed (m) ? 0 : -1;
+  }
+  if ((s + 1) % 256 == 0)
+    md_array_states_changed (a->md);    /* record the recovery offset */
+  return 1;
+}
+
+/* Rebuild member i (the one with this serial) from its recovery offset
+ * on, one row per reader section (never across a throttle wait).
+ * Returns -1 if it could not go on for want of readable members (it stays
+ * rebuilding), else 0 (done, stopped, or the member failed or was
+ * replaced meanwhile).
+ */
+static int
+rebuild_member (struct jobs *js, struct job *j, int i, uint64_t serial)
+{
+  struct array *a = js->a;
+  int64_t start = j->member_start;
+  uint64_t first = j->first_row;
+
+  for (uint64_t s = first; s < a->g.stripes && !stopping (j); s++) {
+    int r = rebuild_row (a, i, serial, s);
+
+    if (r <= 0)
+      return r;
+    throttle (js, j, (s + 1 - first) * a->g.chunk, start);
+  }
+
+  MEMBERS_READ_FOR_CURRENT_SCOPE (&a->ms);
+  struct member *m = still_member (a, i, serial);
+
+  if (!stopping (j) && m && member_readable (m, a->g.stripes - 1)) {
+    member_rebuilt (m);
+    md_array_states_changed (a->md);
+    nbdkit_debug ("raid: member %d (%s) rebuilt in %.1f s", i, m->name,
+                  (now_ns () - start) / 1e9);
+  }
+  return 0;
+}
+
+static void
+record_bad_data (struct job *j, uint64_t stripe, int member)
+{
+  size_t n = j->nbad;
+
+  if (n < JOBS_MAX_BAD_DATA) {
+    j->bad[n].stripe = stripe;
+    j->bad[n].member = member;
+    atomic_store_explicit (&j->nbad, n + 1, memory_order_release);
+  }
+}
+
+/* The next row the job goes over: every row, or for a resync those the
+ * write-intent bitmap marks.
+ */
+static uint64_t
+next_row (struct array *a, const struct job *j, uint64_t s)
+{
+  return j->resync ? md_array_resync_next_row (a->md, s) : s;
+}
+
+/* Check (and with repair, fix) row s in a reader section of its own.
+ * Returns 0, -1 (errno) if the row could not be checked, or -2 if it had
+ * no stripe head (no memory).
+ */
+static int
+scrub_row (struct array *a, const struct job *j, uint64_t s,
+           uint8_t *scratch, struct stripe_scrub *res)
+{
+  MEMBERS_READ_FOR_CURRENT_SCOPE (&a->ms);
+  struct stripe_head *sh = stripe_cache_get (a->cache, s);
+  int r;
+
+  if (sh == NULL)
+    return -2;
+  r = stripe_scrub_row (a->cache, sh, j->repair, scratch, res);
+  stripe_cache_put (a->cache, sh);
+  return r;
+}
+
+/* Go over the rows; returns whether it went over all of them. */
+static bool
+scrub (struct jobs *js, struct job *j)
+{
+  struct array *a = js->a;
+  uint8_t *scratch = aligned_alloc (4096, 2 * a->g.chunk);
+  uint64_t s, done = 0;
+
+  if (scratch == NULL) {
+    nbdkit_error ("raid: scrub: %m");
+    return false;
+  }
+  for (s = next_row (a, j, 0); s < a->g.stripes && !stopping (j);
+       s = next_row (a, j, s + 1)) {
+    struct stripe_scrub res;
+    int r = scrub_row (a, j, s, scratch, &res);
+
+    if (r == -2)
+      break;
+    if (r == -1) {
+      nbdkit_error ("raid: scrub stopped at row %" PRIu64 ": %m", s);
+      break;
+    }
+    if (j->resync)
+      md_array_row_resynced (a->md, s);
+    atomic_fetch_add_explicit (&j->mismatch_cnt, res.mismatches,
+                               memory_order_relaxed);
+    if (res.bad_data_member >= 0)
+      record_bad_data (j, s, res.bad_data_member);
+    atomic_store_explicit (&j->rows_done, ++done, memory_order_release);
+    if (j->resync)              /* md's sync speed limit: rebuild-rate */
+      throttle (js, j, done * a->g.chunk, j->start);
+  }
+  free (scratch);
+  return !stopping (j) && s >= a->g.stripes;
+}
+
+/* The job is over; after this the thread does not touch it. */
+static void
+job_end (struct jobs *js, struct job *j, bool finished)
+{
+  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&js->lock);
+
+  j->finished = finished;
+  js->job = NULL;
+}
+
+/* The next member to rebuild (its index, and in *serial its serial), or -1;
+ * when none is left the job ends, both decided under the lock so that a
+ * replace cannot slip in between, and the member and the row to start
+ * from are read together.
+ */
+static int
+next_or_finish (struct jobs *js, struct job *j, uint64_t *serial)
+{
+  struct members *ms = &js->a->ms;
+  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&js->lock);
+  int i = stopping (j) ? -1 : members_rebuilding (ms);
+
+  if (i >= 0) {
+    struct member *m = members_at (ms, i);      /* stays while the lock is
+                                                   held */
+
+    *serial = m->serial;
+    j->member = i;
+    j->member_start = now_ns ();
+    j->first_row = member_recovery_stripe (m);
+    nbdkit_debug ("raid: rebuilding member %d (%s) from row %" PRIu64, i,
+                  m->name, j->first_row);
+  }
+  else
+    js->job = NULL;
+  return i;
+}
+
+static void *
+job_thread (void *arg)
+{
+  struct job *j = arg;
+  struct jobs *js = j->js;
+  uint64_t serial;
+  int i;
+
+  if (j->kind == JOB_SCRUB) {
+    bool finished = scrub (js, j);
+
+    if (finished && j->repair) {
+      MEMBERS_READ_FOR_CURRENT_SCOPE (&js->a->ms);
+
+      md_array_resynced (js->a->md);
+    }
+    job_end (js, j, finished);
+    return NULL;
+  }
+  while ((i = next_or_finish (js, j, &serial)) >= 0)
+    if (rebuild_member (js, j, i, serial) == -1) {
+      /* Too few readable members: leave it rebuilding rather than spin. */
+      job_end (js, j, false);
+      break;
+    }
+  return NULL;
+}
+
+/* Start job j, whose parameters are filled in; lock held and no job
+ * running (the caller checked, before it changed anything).  The thread
+ * of the job that ran last is joined first: it has ended, or is about to
+ * (job_end was its last use of the array).
+ */
+static int
+job_start (struct jobs *js, struct job *j, char **why)
+{
+  if (js->job) {                /* its thread may wait for the lock */
+    *why = "another rebuild or scrub is running";
+    return -1;
+  }
+  if (js->joinable) {
+    pthread_join (js->thread, NULL);
+    js->joinable = false;
+  }
+  j->js = js;
+  j->stop = false;
+  j->start = now_ns ();
+  js->job = j;
+  if (pthread_create (&js->thread, NULL, job_thread, j)) {
+    js->job = NULL;
+    *why = "cannot start a thread";
+    return -1;
+  }
+  js->joinable = true;
+  return 0;
+}
+
+/* A new rebuild job; lock held, no job running. */
+static int
+rebuild_start (struct jobs *js, char **why)
+{
+  struct job *j = &js->rebuild_job;
+
+  memset (j, 0, sizeof *j);
+  j->kind = JOB_REBUILD;
+  j->member = -1;
+  return job_start (js, j, why);
+}
+
+static int
+rebuild_resume (struct jobs *js)
+{
+  char *why = NULL;
+  int r = 0;
+
+  pthread_mutex_lock (&js->lock);
+  if (members_rebuilding (&js->a->ms) >= 0 && js->job == NULL)
+    r = rebuild_start (js, &why);
+  pthread_mutex_unlock (&js->lock);
+  if (r == -1)
+    nbdkit_error ("raid: cannot resume the rebuild: %s", why);
+  return r;
+}
+
+/* Refused if the array could not serve without the member; and unless
+ * forced, if fewer members would be in sync than the level needs: a
+ * member being rebuilt holds only the rows below its recovery offset, so
+ * failing another one takes the rows above beyond what parity can
+ * reconstruct, and stops the rebuild.
+ */
+int
+jobs_fail_member (struct jobs *js, int i, bool force, char **why)
+{
+  static __thread char msg[256];
+  struct array *a = js->a;
+  struct members *ms = &a->ms;
+
+  if (a->readonly) {
+    *why = "the array is read-only";
+    return -1;
+  }
+
+  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&js->lock);
+  if (i < 0 || i >= ms->n) {
+    *why = "no such member";
+    return -1;
+  }
+  if (!member_failed (members_at (ms, i)) &&
+      members_failed (ms) + 1 > ms->tolerance) {
+    *why = "failing it would leave the array unable to serve";
+    return -1;
+  }
+  if (!force && member_state (members_at (ms, i)) == MEMBER_IN_SYNC &&
+      members_in_sync (ms) - 1 < ms->n - ms->tolerance) {
+    snprintf (msg, sizeof msg, "failing member %d would leave %d members in "
+              "sync, RAID-%d needs %d (member %d is rebuilding); 'fail %d "
+              "force' fails it anyway", i, members_in_sync (ms) - 1,
+              a->g.level, ms->n - ms->tolerance, members_rebuilding (ms), i);
+    *why = msg;
+    return -1;
+  }
+  member_fail (members_at (ms, i), EIO);
+  md_array_states_changed (a->md);
+  return 0;
+}
+
+/* The rebuild would overwrite whatever m holds: refuse another array's
+ * disk, a partitioned disk, a filesystem (message in msg).
+ */
+static int
+foreign (struct array *a, struct member *m, const char *name, char *msg,
+         size_t len)
+{
+  char what[256];
+
+  switch (md_array_foreign (a->md, m, what, sizeof what)) {
+  case 0:
+    return 0;
+  case 1:
+    snprintf (msg, len, "%s carries %s: refusing to overwrite it (replace "
+              "N PATH force does)", name, what);
+    return 1;
+  default:
+    snprintf (msg, len, "cannot read %s: %s", name, strerror (errno));
+    return -1;
+  }
+}
+
+/* Whether m can take role i: big enough, aligned, not a disk the array
+ * has already, not another array's or format's (unless forced).  0, or -1
+ * with why in msg.
+ */
+static int
+check_replacement (struct array *a, int i, struct member *m,
+                   const char *name, bool force, char *msg, size_t len)
+{
+  uint64_t need = a->g.data_offset + a->g.stripes * a->g.chunk;
+
+  if (m->size < need) {
+    snprintf (msg, len, "%s is too small: %" PRIu64 " bytes, the array "
+              "needs %" PRIu64, name, m->size, need);
+    return -1;
+  }
+  if (array_cannot_align (a, m)) {
+    snprintf (msg, len, "%s: %s", name, array_cannot_align (a, m));
+    return -1;
+  }
+  for (int j = 0; j < a->ms.n; j++)
+    if (j != i && member_same (m, members_at (&a->ms, j))) {
+      snprintf (msg, len, "%s is already member %d", name, j);
+      return -1;
+    }
+  if (!force && foreign (a, m, name, msg, len) != 0)
+    return -1;
+  return 0;
+}
+
+/* Decide, then change: everything that can refuse the replacement, the
+ * rebuild's thread included, comes before it is installed.  Lock held.
+ */
+static int
+install_replacement (struct jobs *js, int i, struct member *m, char **why)
+{
+  struct array *a = js->a;
+
+  if (!member_failed (members_at (&a->ms, i)))
+    *why = "the member has not failed: fail it first";
+  else if (js->job && js->job->kind == JOB_SCRUB)
+    *why = "a scrub or resync is running: replace the member when it has "
+      "stopped (it stops at the next row, now that a member has failed; "
+      "'scrub stop' stops it at once)";
+  else if (members_limbo_full (&a->ms))
+    *why = "too many replaced members are still held by requests in "
+      "flight: try again in a moment";
+  else if (js->job || rebuild_start (js, why) == 0) {
+    /* The rebuild's thread waits for the lock, then finds m.  The old
+     * member waits in limbo until no reader can hold it (members.c).
+     */
+    members_replace (&a->ms, i, m);
+    md_array_states_changed (a->md);
+    return 0;
+  }
+  return -1;
+}
+
+/* In a reader section (jobs_replace_member): the members the new one is
+ * checked against stay open while it looks.
+ */
+static int
+replace_member (struct jobs *js, int i, const char *name, bool force,
+                char **why)
+{
+  static __thread char msg[512];        /* control clients run in parallel */
+  struct array *a = js->a;
+  struct member *m;
+  int r;
+
+  if (a->readonly) {
+    *why = "the array is read-only";
+    return -1;
+  }
+  if (i < 0 || i >= a->ms.n) {
+    *why = "no such member";
+    return -1;
+  }
+  if (!member_failed (members_at (&a->ms, i))) {
+    *why = "the member has not failed: fail it first";
+    return -1;
+  }
+  if (!members_can_serve (&a->ms)) {
+    *why = "too many members have failed for the array to be rebuilt";
+    return -1;
+  }
+  if (strcmp (name, "missing") == 0) {
+    *why = "the replacement cannot be 'missing'";
+    return -1;
+  }
+  m = members_open_member (name, a->direct);
+  if (m == NULL) {
+    snprintf (msg, sizeof msg, "cannot open %s (see the nbdkit log)", name);
+    *why = msg;
+    return -1;
+  }
+  if (check_replacement (a, i, m, name, force, msg, sizeof msg) == -1) {
+    *why = msg;
+    member_close (m);
+    return -1;
+  }
+  pthread_mutex_lock (&js->lock);
+  r = install_replacement (js, i, m, why);
+  pthread_mutex_unlock (&js->lock);
+  if (r == -1)
+    member_close (m);
+  return r;
+}
+
+int
+jobs_replace_member (struct jobs *js, int i, const char *name, bool force,
+                     char **why)
+{
+  struct members *ms = &js->a->ms;
+  int r;
+
+  members_reclaim (ms);         /* make room in limbo if it can be made */
+  {
+    MEMBERS_READ_FOR_CURRENT_SCOPE (ms);
+
+    r = replace_member (js, i, name, force, why);
+  }
+  members_reclaim (ms);         /* starts the old member's grace period */
+  return r;
+}
+
+/* Start a scrub.  Everything is checked under the lock before anything
+ * is changed, and the new job's parameters go into a job of its own: a
+ * refused scrub never touches the job that runs.
+ */
+static int
+scrub_start (struct jobs *js, bool repair, bool resync, char **why)
+{
+  struct array *a = js->a;
+  struct job *j = &js->scrub_job, last;
+  int r;
+
+  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&js->lock);
+  if (js->job) {
+    *why = "another rebuild or scrub is running";
+    return -1;
+  }
+  if (members_failed (&a->ms) > 0 || members_rebuilding (&a->ms) >= 0) {
+    *why = "the array is degraded: replace the failed members first";
+    return -1;
+  }
+  last = *j;
+  memset (j, 0, sizeof *j);
+  j->kind = JOB_SCRUB;
+  j->member = -1;
+  j->repair = repair;
+  j->resync = resync;
+  j->rows_total = resync ? md_array_resync_rows (a->md) : a->g.stripes;
+  r = job_start (js, j, why);
+  if (r == 0)
+    js->scrubbed = true;
+  else
+    *j = last;                  /* the last scrub's result stays */
+  return r;
+}
+
+int
+jobs_scrub_start (struct jobs *js, bool repair, char **why)
+{
+  if (repair && js->a->readonly) {
+    *why = "the array is read-only (scrub check reads only)";
+    return -1;
+  }
+  return scrub_start (js, repair, false, why);
+}
+
+/* After an unclean shutdown: repair the rows the bitmap marks (all rows
+ * if there is no bitmap).
+ */
+static int
+resync_start (struct jobs *js, char **why)
+{
+  int r = scrub_start (js, true, true, why);
+
+  if (r == 0)
+    nbdkit_debug ("raid: resyncing %" PRIu64 " of %" PRIu64 " rows",
+                  js->scrub_job.rows_total, js->a->g.stripes);
+  return r;
+}
+
+/* A half-rebuilt member is rebuilt first; the resync of an unclean array
+ * (a repairing scrub of the rows the bitmap marks, or of all) needs every
+ * member readable, so it waits for a later start.
+ */
+int
+jobs_after_fork (struct jobs *js)
+{
+  struct array *a = js->a;
+  char *why;
+
+  if (a->readonly)
+    return 0;
+  if (members_rebuilding (&a->ms) >= 0)
+    return rebuild_resume (js);
+  if (md_array_needs_resync (a->md) && resync_start (js, &why) == -1) {
+    nbdkit_error ("raid: cannot start the resync: %s", why);
+    return -1;
+  }
+  return 0;
+}
+
+void
+jobs_scrub_stop (struct jobs *js)
+{
+  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&js->lock);
+
+  if (js->job && js->job->kind == JOB_SCRUB)
+    job_stop_locked (js);
+}
+
+/* Under the lock: the jobs' parameters cannot change while it is held,
+ * and the member table changes only under it (replace), so the states
+ * agree with the members listed even while a rebuild finishes.
+ */
+void
+jobs_status (struct jobs *js, struct jobs_status *st)
+{
+  struct members *ms = &js->a->ms;
+  const struct job *rj = &js->rebuild_job, *sc = &js->scrub_job;
+  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&js->lock);
+
+  st->now = now_ns ();
+  st->nmembers = ms->n;
+  for (int i = 0; i < ms->n; i++) {
+    struct member *m = members_at (ms, i);
+
+    st->member[i].m = m;
+    st->member[i].state = member_state (m);
+    st->member[i].recovery_stripe = member_recovery_stripe (m);
+  }
+  st->rebuild_running = js->job && js->job->kind == JOB_REBUILD;
+  st->rebuild_member = st->rebuild_running ? rj->member : -1;
+  st->rebuild_member_start = rj->member_start;
+  st->rebuild_first_row = rj->first_row;
+
+  st->scrub_running = js->job && js->job->kind == JOB_SCRUB;
+  st->scrubbed = js->scrubbed;
+  st->scrub_repair = sc->repair;
+  st->scrub_resync = sc->resync;
+  st->scrub_finished = sc->finished;
+  st->scrub_start = sc->start;
+  st->scrub_rows_done = atomic_load_explicit (&sc->rows_done,
+                                              memory_order_acquire);
+  st->scrub_rows_total = sc->rows_total;
+  st->scrub_mismatch_cnt = atomic_load_explicit (&sc->mismatch_cnt,
+                                                 memory_order_relaxed);
+  st->scrub_nbad = atomic_load_explicit (&sc->nbad, memory_order_acquire);
+  memcpy (st->scrub_bad, sc->bad, st->scrub_nbad * sizeof sc->bad[0]);
+}

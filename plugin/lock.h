@@ -1,0 +1,60 @@
+/* The plugin's locks, in the one order in which they may be taken, and a
+ * lock held for the rest of a scope.
+ *
+ * Order.  A thread holding a lock may take only locks further down this
+ * list; locks on one line are never held together.
+ *
+ *   1. jobs.c          jobs->lock        the running job, operator actions
+ *   2. members.h       ms->lock          the table's changes, limbo
+ *   3. md_array.c      md->lock          superblock updates
+ *   4. md_bitmap.c     bm->io_lock       one bitmap writeout at a time
+ *   5. md_bitmap.c     bm->lock          the bitmap's image and counters
+ *   6. stripe_internal.h  sh->lock       one stripe row (stripe head)
+ *   7. stripe_internal.h  c->lock        the cache's table, LRU, budget
+ *   8. member_nbd.c    a member's lock (its shared connection), then
+ *                      sentinel_lock | registry_lock; backoff_lock alone
+ *   9. md_array.c      an md identity's lock (inside member I/O)
+ *  10. control.c       clients_lock      alone
+ *
+ * Member I/O (8, 9) may be issued under any of 1-7.  A thread holds at
+ * most one stripe head (6), and takes none of 1-5 while it does: what
+ * md and the bitmap must do around a write (md_array_write_begin / _end,
+ * md_array_flushed) happens before the row is taken or after it is put.
+ * c->lock (7) is never held during I/O or computation.  Each structure's
+ * comment says what its lock guards; this list is the only place that
+ * orders them.
+ *
+ * Atomics.  What is read without a lock is _Atomic (stdatomic.h), so that
+ * no access to it can be a plain one by mistake: member states and
+ * recovery offsets (member.h), the member table's slots and reader counts
+ * (members.h), md's clean flag and writes in flight (md_array.c), the
+ * bitmap's written generation, job progress and stop requests (jobs.c),
+ * the cache's counters.  A plain access to an _Atomic object is a
+ * sequentially consistent one; weaker orders are spelled out where used.
+ */
+
+#ifndef RAID_LOCK_H
+#define RAID_LOCK_H
+
+#include <pthread.h>
+
+static inline void
+lock_release (pthread_mutex_t **m)
+{
+  pthread_mutex_unlock (*m);
+}
+
+/* Take mutex now and release it whenever the scope ends, however it ends
+ * (nbdkit's ACQUIRE_LOCK_FOR_CURRENT_SCOPE): an early return cannot leave
+ * it held.
+ */
+#define ACQUIRE_LOCK_FOR_CURRENT_SCOPE(mutex) \
+  ACQUIRE_LOCK_FOR_CURRENT_SCOPE_1 (mutex, __COUNTER__)
+#define ACQUIRE_LOCK_FOR_CURRENT_SCOPE_1(mutex, n) \
+  ACQUIRE_LOCK_FOR_CURRENT_SCOPE_2 (mutex, n)
+#define ACQUIRE_LOCK_FOR_CURRENT_SCOPE_2(mutex, n) \
+  __attribute__ ((cleanup (lock_release), unused)) \
+  pthread_mutex_t *lock_held_##n = (mutex); \
+  pthread_mutex_lock (lock_held_##n)
+
+#endif /* RAID_LOCK_H */

@@ -1,0 +1,307 @@
+/* The member table: which member holds each role, the failure policy,
+ * what the array can still serve, and replacing a member while requests
+ * read the table.
+ *
+ * States.  Each member's state (member.h: IN_SYNC, FAILED, REBUILDING
+ * with a recovery offset) is the array's view of it.  A member fails for
+ * good: by the failure policy below, by the operator (fail N), or when
+ * a new connection shows another disk (member_nbd.c).  Only a replacement
+ * (a new member, REBUILDING) and the end of its rebuild (IN_SYNC) bring a
+ * role back.
+ *
+ * The failure policy (members_io_error) is the one answer to "a member
+ * request failed": every layer that talks to members (array.c, the
+ * stripe cache, the bitmap, md_array.c) hands its failed requests here.
+ * Whether the array can still serve is a separate question, asked
+ * afterwards for the whole array (members_can_serve: md's metadata, the
+ * bitmap) or for one row (members_row_servable: the stripe cache, where a
+ * member being rebuilt cannot be read above its recovery offset).
+ *
+ *   error                                   member        request
+ *   EOPNOTSUPP on a punch or zero-range     stays         falls back
+ *   anything else (a flush's EOPNOTSUPP     fails         served from the
+ *   included: its writes are not durable)                 others if the
+ *                                                         row can be
+ *
+ * Reclaiming replaced members.  A replaced member must be closed (its
+ * fd, its NBD connection) once nothing can use it, but requests, the job
+ * thread, the bitmap's thread and md_array.c all read the table without
+ * a lock, and a request may hold a member for as long as its I/O takes.
+ * The rules:
+ *
+ *   - Readers.  Code that takes a member from the table and uses it does
+ *     so in a reader section (members_enter .. members_exit): each client
+ *     request (array.c's entry points), each row of a job (never across a
+ *     throttle wait), each bitmap clearing pass, a replace's own checks,
+ *     a status report.  Sections never block, allocate nothing (two atomic
+ *     increments and a decrement on two counters) and nest.  A member in
+ *     the table is never closed, so code that serialises with replace
+ *     (jobs.c's lock) may read the table too.
+ *   - Identity.  Across sections only a member's serial may be kept, never
+ *     its address: once out of a section the member may be closed and its
+ *     memory reused by the next replacement (jobs.c's rebuild_member,
+ *     md_bitmap.c's written[]).  md_array.c's written_as[] compares
+ *     addresses, but it is rewritten at the replace that retires the old
+ *     member (before the member can be closed), so it never holds one
+ *     that can be.
+ *   - Epochs (a two-counter scheme, as in sleepable RCU).  A reader counts
+ *     itself in readers[epoch & 1], checking that the epoch did not move
+ *     meanwhile.  replace puts the old member in limbo tagged with the
+ *     epoch it was retired in (under lock, with the new member's
+ *     publication).  members_reclaim, under lock, never waiting: with
+ *     epoch e, every reader of epochs up to e - 2 has left (invariant:
+ *     the epoch moves from e to e + 1 only when readers[(e - 1) & 1] is
+ *     zero, so a parity is reused only empty); if readers[(e - 1) & 1] is
+ *     zero now, the readers of e - 1 have left too.  Members retired
+ *     before the first epoch with readers left are closed (outside the
+ *     lock); if any was retired in e, the epoch moves on.  A member
+ *     retired in epoch r can be held only by readers of r - 1 and r, so it
+ *     is closed two reclaims after the readers of its time have left.
+ *   - Bounds.  replace and the control socket's acceptor (once a second)
+ *     call members_reclaim; limbo holds MEMBERS_MAX_LIMBO members, and a
+ *     replace that finds it full is refused before it changes anything
+ *     (that takes that many replaces while some request hangs).  At
+ *     members_destroy no reader is left and limbo is emptied.
+ *
+ * Locking: lock (lock.h) guards the table's changes, limbo and the
+ * retired list; the slots, the epoch and the reader counts are atomics.
+ */
+
+#include <config.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NBDKIT_API_VERSION 2
+#include <nbdkit-plugin.h>
+
+#include "lock.h"
+#include "members.h"
+
+void
+members_init (struct members *ms)
+{
+  memset (ms, 0, sizeof *ms);
+  atomic_init (&ms->epoch, 2);  /* so that epoch - 2 never wraps */
+  pthread_mutex_init (&ms->lock, NULL);
+}
+
+void
+members_destroy (struct members *ms)
+{
+  for (int i = 0; i < ms->n; i++)
+    member_close (members_at (ms, i));
+  for (int i = 0; i < ms->nretired; i++)
+    member_close (ms->retired[i]);
+  for (int k = 0; k < ms->nlimbo; k++)
+    member_close (ms->limbo[k].m);
+  ms->n = ms->nretired = ms->nlimbo = 0;
+  pthread_mutex_destroy (&ms->lock);
+}
+
+struct member *
+members_open_member (const char *name, bool direct)
+{
+  struct member *m;
+
+  if (strcmp (name, "missing") == 0)
+    return member_missing ();
+  m = member_is_uri (name) ? member_nbd_open (name)
+    : member_file_open (name, direct);
+  if (m)
+    member_opened (m);
+  return m;
+}
+
+int
+members_open (struct members *ms, const char *const *names, int n,
+              bool direct)
+{
+  for (int i = 0; i < n; i++) {
+    struct member *m = members_open_member (names[i], direct);
+
+    if (m == NULL)
+      return -1;
+    atomic_store (&ms->slot[i], m);
+    ms->n = i + 1;
+    for (int j = 0; j < i; j++)
+      if (member_same (m, members_at (ms, j))) {
+        nbdkit_error ("member %s: the same disk as member %d (%s)",
+                      names[i], j, names[j]);
+        return -1;
+      }
+  }
+  return 0;
+}
+
+void
+members_arrange (struct members *ms, struct member *const *roles, int n)
+{
+  for (int i = 0; i < n; i++)
+    atomic_store (&ms->slot[i], roles[i]);
+  ms->n = n;
+}
+
+void
+members_retire (struct members *ms, struct member *m)
+{
+  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&ms->lock);
+
+  ms->retired[ms->nretired++] = m;
+}
+
+void
+members_set_level (struct members *ms, int level)
+{
+  ms->tolerance = level == 6 ? 2 : 1;
+}
+
+bool
+members_io_error (struct member *m, enum member_op op, int err)
+{
+  if (err == EOPNOTSUPP && (op == MEMBER_PUNCH || op == MEMBER_ZERO))
+    return false;
+  member_fail (m, err);
+  return true;
+}
+
+void
+members_io_failed (const struct member_io *ios, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (ios[i].err)
+      members_io_error (ios[i].member, ios[i].op, ios[i].err);
+}
+
+int
+members_failed (const struct members *ms)
+{
+  int n = 0;
+
+  for (int i = 0; i < ms->n; i++)
+    n += member_failed (members_at (ms, i));
+  return n;
+}
+
+bool
+members_can_serve (const struct members *ms)
+{
+  return members_failed (ms) <= ms->tolerance;
+}
+
+int
+members_unreadable (const struct members *ms, uint64_t stripe)
+{
+  int n = 0;
+
+  for (int i = 0; i < ms->n; i++)
+    n += !member_readable (members_at (ms, i), stripe);
+  return n;
+}
+
+bool
+members_row_servable (const struct members *ms, uint64_t stripe)
+{
+  return members_unreadable (ms, stripe) <= ms->tolerance;
+}
+
+int
+members_in_sync (const struct members *ms)
+{
+  int n = 0;
+
+  for (int i = 0; i < ms->n; i++)
+    n += member_state (members_at (ms, i)) == MEMBER_IN_SYNC;
+  return n;
+}
+
+int
+members_rebuilding (const struct members *ms)
+{
+  for (int i = 0; i < ms->n; i++)
+    if (member_state (members_at (ms, i)) == MEMBER_REBUILDING)
+      return i;
+  return -1;
+}
+
+bool
+members_healthy (const struct members *ms)
+{
+  return members_in_sync (ms) == ms->n;
+}
+
+unsigned
+members_enter (struct members *ms)
+{
+  for (;;) {
+    uint64_t e = atomic_load (&ms->epoch);
+
+    atomic_fetch_add (&ms->readers[e & 1], 1);
+    if (atomic_load (&ms->epoch) == e)
+      return e & 1;
+    /* The epoch moved on between the two loads: count in the new one. */
+    atomic_fetch_sub_explicit (&ms->readers[e & 1], 1, memory_order_release);
+  }
+}
+
+void
+members_exit (struct members *ms, unsigned token)
+{
+  atomic_fetch_sub_explicit (&ms->readers[token], 1, memory_order_release);
+}
+
+bool
+members_limbo_full (struct members *ms)
+{
+  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&ms->lock);
+
+  return ms->nlimbo == MEMBERS_MAX_LIMBO;
+}
+
+void
+members_replace (struct members *ms, int i, struct member *m)
+{
+  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&ms->lock);
+
+  member_start_rebuild (m, 0);
+  ms->limbo[ms->nlimbo].m = members_at (ms, i);
+  ms->limbo[ms->nlimbo++].epoch = atomic_load (&ms->epoch);
+  atomic_store (&ms->slot[i], m);       /* publish */
+}
+
+void
+members_reclaim (struct members *ms)
+{
+  struct member *dead[MEMBERS_MAX_LIMBO];
+  int ndead = 0, kept = 0;
+  bool current = false;
+
+  pthread_mutex_lock (&ms->lock);
+  if (ms->nlimbo > 0) {
+    uint64_t e = atomic_load (&ms->epoch);
+    bool last_gone = atomic_load (&ms->readers[(e - 1) & 1]) == 0;
+    /* Readers of epoch e - 2 and before have all left; of e - 1 too if
+     * none is counted in its parity now.
+     */
+    uint64_t safe_below = last_gone ? e : e - 1;
+
+    for (int k = 0; k < ms->nlimbo; k++)
+      if (ms->limbo[k].epoch < safe_below)
+        dead[ndead++] = ms->limbo[k].m;
+      else {
+        current |= ms->limbo[k].epoch == e;
+        ms->limbo[kept++] = ms->limbo[k];
+      }
+    ms->nlimbo = kept;
+    /* Members retired in epoch e become safe once the readers of e have
+     * left: start counting new readers apart.  Only now that e - 1's
+     * parity is empty may it be reused.
+     */
+    if (last_gone && current)
+      atomic_store (&ms->epoch, e + 1);
+  }
+  pthread_mutex_unlock (&ms->lock);
+  for (int k = 0; k < ndead; k++)
+    member_close (dead[k]);
+}

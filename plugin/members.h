@@ -1,0 +1,145 @@
+/* The member table of an array: which member holds each role, what the
+ * array can still serve, THE failure policy, and replacing a member while
+ * requests read the table; see members.c.
+ */
+
+#ifndef RAID_MEMBERS_H
+#define RAID_MEMBERS_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "geometry.h"
+#include "member.h"
+
+/* Replaced members still waiting to be closed, at most. */
+#define MEMBERS_MAX_LIMBO 32
+/* Members set aside at assembly (stale, spare, faulty), at most. */
+#define MEMBERS_MAX_RETIRED (GEOMETRY_MAX_MEMBERS * 4)
+
+struct members {
+  int n;                        /* roles */
+  int tolerance;                /* members that may fail: 1 or 2 */
+  /* The member of each role.  A replace publishes a new member while
+   * requests, jobs and the bitmap's thread read the table, so every slot
+   * is atomic (members_at: one sequentially consistent load); a reader
+   * that uses a member more than once loads it once into a local, and
+   * may use it only inside a reader section (members_enter).
+   */
+  struct member *_Atomic slot[GEOMETRY_MAX_MEMBERS];
+
+  /* Reader sections: see members.c. */
+  _Atomic uint64_t epoch;
+  _Atomic uint64_t readers[2];
+
+  pthread_mutex_t lock;         /* lock.h: the table's changes, limbo,
+                                   retired */
+  int nlimbo;
+  struct { struct member *m; uint64_t epoch; } limbo[MEMBERS_MAX_LIMBO];
+  int nretired;
+  struct member *retired[MEMBERS_MAX_RETIRED];
+};
+
+/* An empty table (members_open fills it).  members_destroy closes every
+ * member it ever held.
+ */
+void members_init (struct members *ms);
+void members_destroy (struct members *ms);
+
+/* A name the operator gave (a file or block device path, an NBD URI, or
+ * "missing") as a member; NULL after nbdkit_error naming it.  The one
+ * place where names become members.
+ */
+struct member *members_open_member (const char *name, bool direct);
+/* Open names[0..n) as roles 0..n-1, refusing two that are one disk.
+ * Returns 0, or -1 after nbdkit_error (what was opened stays in the table
+ * for members_destroy).
+ */
+int members_open (struct members *ms, const char *const *names, int n,
+                  bool direct);
+
+/* Assembly (md_array.c): roles[0..n) become the table, in that order;
+ * every member the table held must now be in roles[] or retired.
+ */
+void members_arrange (struct members *ms, struct member *const *roles, int n);
+/* Keep m out of the table, open until members_destroy. */
+void members_retire (struct members *ms, struct member *m);
+
+/* RAID-5 tolerates one failed member, RAID-6 two. */
+void members_set_level (struct members *ms, int level);
+
+static inline struct member *
+members_at (const struct members *ms, int i)
+{
+  return atomic_load ((struct member *_Atomic *) &ms->slot[i]);
+}
+
+/* THE failure policy: what any layer does when a member request fails.
+ * Every error fails the member for good (member_fail), a flush's
+ * EOPNOTSUPP included (its writes are not durable), but for a punch or
+ * zero-range the member cannot do (EOPNOTSUPP): a missing feature with a
+ * fallback (array.c writes zeroes instead), not a broken member.
+ * Returns whether m was failed.
+ */
+bool members_io_error (struct member *m, enum member_op op, int err);
+/* The same for each request of a batch that failed (err != 0). */
+void members_io_failed (const struct member_io *ios, size_t n);
+
+/* Whether the array can still serve: what the policy leaves is a separate
+ * question, asked for the array (no more failed members than the level
+ * tolerates) or for one row (no more members unreadable there: a member
+ * being rebuilt cannot be read above its recovery offset).
+ */
+int members_failed (const struct members *ms);
+bool members_can_serve (const struct members *ms);
+int members_unreadable (const struct members *ms, uint64_t stripe);
+bool members_row_servable (const struct members *ms, uint64_t stripe);
+/* Members in sync; the first member being rebuilt, or -1; whether every
+ * member is in sync.
+ */
+int members_in_sync (const struct members *ms);
+int members_rebuilding (const struct members *ms);
+bool members_healthy (const struct members *ms);
+
+/* Reader sections.  Code that takes a member from the table and uses it
+ * does so between members_enter and members_exit (or for the rest of a
+ * scope: MEMBERS_READ_FOR_CURRENT_SCOPE): no member found in the table
+ * meanwhile is closed.  Never blocks, allocates nothing; nests.
+ */
+unsigned members_enter (struct members *ms);
+void members_exit (struct members *ms, unsigned token);
+
+struct members_section {
+  struct members *ms;
+  unsigned token;
+};
+
+static inline void
+members_section_end (struct members_section *s)
+{
+  members_exit (s->ms, s->token);
+}
+
+#define MEMBERS_READ_FOR_CURRENT_SCOPE(ms) \
+  MEMBERS_READ_FOR_CURRENT_SCOPE_1 (ms, __COUNTER__)
+#define MEMBERS_READ_FOR_CURRENT_SCOPE_1(ms, n) \
+  MEMBERS_READ_FOR_CURRENT_SCOPE_2 (ms, n)
+#define MEMBERS_READ_FOR_CURRENT_SCOPE_2(ms, n) \
+  __attribute__ ((cleanup (members_section_end), unused)) \
+  struct members_section members_section_##n = { (ms), members_enter (ms) }
+
+/* Replacing member i by m (m becomes REBUILDING from row 0; the old
+ * member waits in limbo until no reader can hold it).  Replacements are
+ * serialised by the caller (jobs.c), which checks members_limbo_full
+ * first, so that members_replace cannot refuse after it decided.
+ */
+bool members_limbo_full (struct members *ms);
+void members_replace (struct members *ms, int i, struct member *m);
+/* Close the replaced members that no reader can hold any more, and move
+ * the epoch on so that the others can be, later.  Never waits.
+ */
+void members_reclaim (struct members *ms);
+
+#endif /* RAID_MEMBERS_H */

@@ -1,0 +1,400 @@
+/* Description: md_array.c keeps the md v1.2 superblocks true, against
+ * in-memory members (member_mem.c): create writes one superblock per
+ * member; the array goes active before a write and clean after a flush
+ * with md's event counting (clean right after active takes the count
+ * back down); a failure is recorded, and a replacement takes the lowest
+ * free dev_number, so thousands of replacements keep the table small;
+ * assembly puts members in role order, takes a member one event behind
+ * and sets aside one two behind (stale).
+ *
+ * The oracle reads the superblocks from the members' bytes at
+ * md_p.h's offsets (events, resync_offset, dev_number, max_dev,
+ * dev_roles, feature_map, recovery_offset), never through md_super.c.
+ * CK_RUN_CASE=name runs one.
+ */
+
+#include <config.h>
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+
+#include "array_config.h"
+#include "geometry.h"
+#include "md_array.h"
+#include "member.h"
+#include "member_mem.h"
+#include "members.h"
+
+#define N 4                     /* members (RAID-5) */
+#define SB 4096                 /* v1.2: the superblock's offset */
+#define CHUNK (64 * 1024)
+#define DATA_OFFSET (1024 * 1024)
+#define ROWS 16
+#define MEMBER_BYTES (DATA_OFFSET + ROWS * CHUNK)
+
+struct member *member_file_open (const char *p, bool d) { abort (); }
+bool member_is_uri (const char *name) { return false; }
+struct member *member_nbd_open (const char *uri) { abort (); }
+
+/* The last error, to check what assembly said. */
+static char last_error[512];
+
+void
+nbdkit_error (const char *fs, ...)
+{
+  va_list args;
+
+  va_start (args, fs);
+  vsnprintf (last_error, sizeof last_error, fs, args);
+  va_end (args);
+}
+
+void nbdkit_debug (const char *fs, ...) { }
+
+/* The oracle: fields of member m's superblock. */
+static uint64_t
+le (const uint8_t *p, int bytes)
+{
+  uint64_t v = 0;
+
+  for (int i = bytes - 1; i >= 0; i--)
+    v = v << 8 | p[i];
+  return v;
+}
+
+static const uint8_t *
+sb_of (struct member *m)
+{
+  return mem_member_data (m) + SB;
+}
+
+static uint64_t sb_events (struct member *m) { return le (sb_of (m) + 200, 8); }
+static uint64_t sb_resync (struct member *m) { return le (sb_of (m) + 208, 8); }
+static uint32_t sb_dev_number (struct member *m) { return le (sb_of (m) + 160, 4); }
+static uint32_t sb_max_dev (struct member *m) { return le (sb_of (m) + 220, 4); }
+static uint32_t sb_features (struct member *m) { return le (sb_of (m) + 8, 4); }
+static uint64_t sb_recovery (struct member *m) { return le (sb_of (m) + 152, 8); }
+
+static uint16_t
+sb_role (struct member *m, uint32_t d)
+{
+  return le (sb_of (m) + 256 + 2 * d, 2);
+}
+
+struct rig {
+  struct members ms;
+  struct geometry g;
+  struct array_config cfg;
+  struct md_array *md;
+};
+
+static struct member *
+new_member (int i)
+{
+  char name[16];
+
+  snprintf (name, sizeof name, "mem%d", i);
+  return mem_member_new (name, MEMBER_BYTES, 1);
+}
+
+/* A new array (create=true, no bitmap), its superblocks written. */
+static void
+rig_create (struct rig *r)
+{
+  struct member *m[N];
+  const char *why = NULL;
+
+  memset (r, 0, sizeof *r);
+  members_init (&r->ms);
+  for (int i = 0; i < N; i++)
+    m[i] = new_member (i);
+  members_arrange (&r->ms, m, N);
+  members_set_level (&r->ms, 5);
+  ck_assert_msg (geometry_init (&r->g, 5, LAYOUT_LEFT_SYMMETRIC, N, CHUNK,
+                                DATA_OFFSET, MEMBER_BYTES, &why) == 0,
+                 "geometry: %s", why);
+  r->cfg = (struct array_config) {
+    .metadata = METADATA_MD, .create = true, .no_bitmap = true, .level = 5,
+    .layout = LAYOUT_LEFT_SYMMETRIC, .chunk = CHUNK,
+    .data_offset = DATA_OFFSET, .ndisks = N,
+  };
+  ck_assert_int_eq (md_array_create (&r->ms, &r->g, &r->cfg, &r->md), 0);
+  ck_assert_int_eq (md_array_after_fork (r->md), 0);
+}
+
+static void
+rig_free (struct rig *r)
+{
+  md_array_close (r->md);
+  members_destroy (&r->ms);
+}
+
+/* Every working member says events and resync_offset. */
+static void
+check_all (struct rig *r, uint64_t events, bool clean, const char *what)
+{
+  for (int i = 0; i < r->ms.n; i++) {
+    struct member *m = members_at (&r->ms, i);
+
+    if (member_failed (m))
+      continue;
+    ck_assert_msg (sb_events (m) == events, "%s: member %d has events %llu, "
+                   "not %llu", what, i, (unsigned long long) sb_events (m),
+                   (unsigned long long) events);
+    ck_assert_msg ((sb_resync (m) == UINT64_MAX) == clean, "%s: member %d "
+                   "is %s", what, i, clean ? "active" : "clean");
+  }
+}
+
+/* create, then md's clean/active cycle: the count goes up to mark the
+ * array active and back down when it is clean again right after (md's
+ * trick, so that the bitmap one ahead is not rewritten each time).
+ */
+START_TEST (test_clean_active)
+{
+  struct rig r;
+  uint64_t e;
+
+  rig_create (&r);
+  for (int i = 0; i < N; i++) {
+    struct member *m = members_at (&r.ms, i);
+
+    ck_assert_uint_eq (sb_dev_number (m), i);
+    ck_assert_uint_eq (sb_max_dev (m), N);
+    for (int d = 0; d < N; d++)
+      ck_assert_uint_eq (sb_role (m, d), d);
+  }
+  e = sb_events (members_at (&r.ms, 0));
+  check_all (&r, e, false, "created: active until its resync");
+  ck_assert (md_array_needs_resync (r.md));
+  md_array_flushed (r.md);
+  check_all (&r, e, false, "a flush before the resync changes nothing");
+
+  md_array_resynced (r.md);
+  check_all (&r, e + 1, true, "resynced: clean");
+  for (int k = 0; k < 3; k++) {
+    ck_assert_int_eq (md_array_write_begin (r.md, 0, 1), 0);
+    check_all (&r, e + 2, false, "a write: active");
+    ck_assert_int_eq (md_array_write_begin (r.md, 1, 2), 0);
+    md_array_write_end (r.md, 1, 2);
+    check_all (&r, e + 2, false, "a second write: nothing written");
+    md_array_flushed (r.md);
+    check_all (&r, e + 2, false, "a flush during a write: still active");
+    md_array_write_end (r.md, 0, 1);
+    md_array_flushed (r.md);
+    check_all (&r, e + 1, true, "flushed: clean, the count back down");
+  }
+  /* A change of state counts up from the highest count ever written. */
+  member_fail (members_at (&r.ms, 3), EIO);
+  md_array_states_changed (r.md);
+  check_all (&r, e + 3, true, "a member failed");
+  for (int i = 0; i < 3; i++)
+    ck_assert_uint_eq (sb_role (members_at (&r.ms, i), 3), 0xfffe);
+  rig_free (&r);
+}
+END_TEST
+
+/* Replace the member of role i (failed) by a new one, as jobs.c does. */
+static struct member *
+replace (struct rig *r, int i, int serial)
+{
+  struct member *m = new_member (100 + serial);
+
+  members_replace (&r->ms, i, m);
+  md_array_states_changed (r->md);
+  return m;
+}
+
+/* A replacement takes the lowest free dev_number: its predecessor's once
+ * an update has recorded it faulty.  A member that failed by an I/O error
+ * and is replaced before any update recorded it takes two updates (one
+ * to record it, one to install its successor), so that it is then two
+ * events behind: stale.  Thousands of cycles keep max_dev at N.
+ */
+START_TEST (test_dev_number_reuse)
+{
+  struct rig r;
+  struct member *m, *old;
+
+  rig_create (&r);
+  md_array_resynced (r.md);
+
+  member_fail (members_at (&r.ms, 1), EIO);
+  md_array_states_changed (r.md);         /* recorded faulty */
+  m = replace (&r, 1, 0);
+  ck_assert_uint_eq (sb_dev_number (m), 1);
+  ck_assert_uint_eq (sb_max_dev (m), N);
+  ck_assert (sb_features (m) & 0x2);      /* rebuilding, from row 0 */
+  ck_assert_uint_eq (sb_recovery (m), 0);
+  for (int i = 0; i < N; i++)
+    ck_assert_uint_eq (sb_role (members_at (&r.ms, i), 1), 1);
+
+  /* Failed and replaced at once: two updates. */
+  old = members_at (&r.ms, 2);
+  member_fail (old, EIO);
+  {
+    uint64_t before = sb_events (members_at (&r.ms, 0));
+
+    m = replace (&r, 2, 1);
+    ck_assert_uint_eq (sb_dev_number (m), 2);
+    ck_assert_uint_eq (sb_events (m), before + 2);
+    ck_assert_uint_eq (sb_events (old) + 2, sb_events (m));
+  }
+
+  for (int k = 0; k < 3000; k++) {
+    int i = k % N;
+
+    member_fail (members_at (&r.ms, i), EIO);
+    if (k % 2)
+      md_array_states_changed (r.md);
+    m = replace (&r, i, k + 2);
+    ck_assert_msg (sb_dev_number (m) < N && sb_max_dev (m) == N,
+                   "cycle %d: dev_number %u, max_dev %u", k,
+                   sb_dev_number (m), sb_max_dev (m));
+    members_reclaim (&r.ms);            /* closes the old ones */
+    members_reclaim (&r.ms);
+  }
+  /* Every role's slot names it, on every member. */
+  for (int i = 0; i < N; i++)
+    for (int d = 0; d < N; d++)
+      ck_assert_uint_eq (sb_role (members_at (&r.ms, i),
+                                  sb_dev_number (members_at (&r.ms, d))), d);
+  rig_free (&r);
+}
+END_TEST
+
+/* Assemble fresh members holding what rig's members hold, in the order
+ * given (indices into the old table); returns what md_array_assemble did.
+ */
+static int
+reassemble (struct rig *r, const int *order, struct rig *out)
+{
+  struct member *m[N];
+  uint64_t member_bytes = 0;
+
+  memset (out, 0, sizeof *out);
+  members_init (&out->ms);
+  for (int i = 0; i < N; i++) {
+    m[i] = new_member (order[i]);
+    memcpy (mem_member_data (m[i]), mem_member_data (members_at (&r->ms,
+                                                                 order[i])),
+            MEMBER_BYTES);
+  }
+  members_arrange (&out->ms, m, N);
+  out->cfg = (struct array_config) { .metadata = METADATA_MD, .ndisks = N };
+  for (int i = 0; i < N; i++)
+    out->cfg.disks[i] = m[i]->name;
+  return md_array_assemble (&out->ms, &out->cfg, &member_bytes, &out->md);
+}
+
+/* Assembly: members in any order come out in role order; one event
+ * behind is current enough (an update that a crash cut short); two
+ * behind is stale and set aside, its role missing.
+ */
+START_TEST (test_assemble)
+{
+  struct rig r, a;
+  const int shuffled[N] = { 2, 0, 3, 1 };
+
+  rig_create (&r);
+  md_array_resynced (r.md);
+  ck_assert_int_eq (reassemble (&r, shuffled, &a), 0);
+  ck_assert (a.md != NULL);
+  ck_assert_int_eq (a.ms.n, N);
+  ck_assert_int_eq (a.cfg.level, 5);
+  ck_assert_uint_eq (a.cfg.chunk, CHUNK);
+  for (int i = 0; i < N; i++) {
+    ck_assert_uint_eq (sb_dev_number (members_at (&a.ms, i)), i);
+    ck_assert (!member_failed (members_at (&a.ms, i)));
+  }
+  ck_assert (!md_array_needs_resync (a.md));    /* it was clean */
+  md_array_close (a.md);
+  members_destroy (&a.ms);
+
+  /* Member 3 misses one update (as when a crash cuts an update short):
+   * still used.  Two: stale, set aside, its role missing.
+   */
+  {
+    const int order[N] = { 0, 1, 2, 3 };
+    struct member *m3 = members_at (&r.ms, 3);
+    uint8_t saved[SB];
+
+    memcpy (saved, mem_member_data (m3) + SB, SB);
+    md_array_states_changed (r.md);
+    memcpy (mem_member_data (m3) + SB, saved, SB);
+    ck_assert_uint_eq (sb_events (m3) + 1, sb_events (members_at (&r.ms, 0)));
+    ck_assert_int_eq (reassemble (&r, order, &a), 0);
+    ck_assert (!member_failed (members_at (&a.ms, 3)));
+    ck_assert_uint_eq (sb_dev_number (members_at (&a.ms, 3)), 3);
+    md_array_close (a.md);
+    members_destroy (&a.ms);
+
+    md_array_states_changed (r.md);
+    memcpy (mem_member_data (m3) + SB, saved, SB);
+    ck_assert_uint_eq (sb_events (m3) + 2, sb_events (members_at (&r.ms, 0)));
+    last_error[0] = '\0';
+    ck_assert_int_eq (reassemble (&r, order, &a), 0);
+    ck_assert_msg (strstr (last_error, "stale") != NULL, "said: %s",
+                   last_error);
+    ck_assert (member_failed (members_at (&a.ms, 3)));
+    ck_assert_str_eq (members_at (&a.ms, 3)->ops->kind, "missing");
+    ck_assert_int_eq (members_failed (&a.ms), 1);
+    md_array_close (a.md);
+    members_destroy (&a.ms);
+
+    /* A member the others recorded faulty is not used, even one behind. */
+    md_array_states_changed (r.md);
+    memcpy (saved, mem_member_data (m3) + SB, SB);
+    member_fail (m3, EIO);
+    md_array_states_changed (r.md);
+    memcpy (mem_member_data (m3) + SB, saved, SB);
+    last_error[0] = '\0';
+    ck_assert_int_eq (reassemble (&r, order, &a), 0);
+    ck_assert_msg (strstr (last_error, "marked faulty") != NULL, "said: %s",
+                   last_error);
+    ck_assert (member_failed (members_at (&a.ms, 3)));
+    md_array_close (a.md);
+    members_destroy (&a.ms);
+  }
+  rig_free (&r);
+}
+END_TEST
+
+static Suite *
+md_array_suite (void)
+{
+  const struct { const char *name; const TTest *test; } cases[] = {
+    { "clean", test_clean_active },
+    { "reuse", test_dev_number_reuse },
+    { "assemble", test_assemble },
+  };
+  Suite *s = suite_create ("md_array");
+
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    TCase *tc = tcase_create (cases[i].name);
+
+    tcase_set_timeout (tc, 30);
+    tcase_add_test (tc, cases[i].test);
+    suite_add_tcase (s, tc);
+  }
+  return s;
+}
+
+int
+main (void)
+{
+  SRunner *sr = srunner_create (md_array_suite ());
+  int failed;
+
+  srunner_run_all (sr, CK_NORMAL);
+  failed = srunner_ntests_failed (sr);
+  srunner_free (sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

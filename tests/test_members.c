@@ -1,0 +1,216 @@
+/* Description: the member table (plugin/members.c): the one failure
+ * policy, what the array and a row can still serve, and reader sections
+ * with the reclaim of replaced members.
+ *
+ *  policy    EOPNOTSUPP from a punch or a zero-range is a missing feature
+ *            (the member stays), from a flush or anything else, and any
+ *            other error, fails the member.
+ *  serve     the array serves with at most `tolerance` failed members; a
+ *            row, with at most that many unreadable there (a member being
+ *            rebuilt is readable below its recovery offset only).
+ *  reclaim   a replaced member is closed only once no reader section
+ *            that could hold it is open, and then within two reclaims;
+ *            MEMBERS_READ_FOR_CURRENT_SCOPE leaves its section at the end
+ *            of the scope.
+ * CK_RUN_CASE=name runs one.
+ */
+
+#include <config.h>
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <check.h>
+
+#include "member.h"
+#include "member_mem.h"
+#include "members.h"
+
+struct member *member_file_open (const char *p, bool d) { abort (); }
+bool member_is_uri (const char *name) { return false; }
+struct member *member_nbd_open (const char *uri) { abort (); }
+void nbdkit_error (const char *fs, ...) { }
+
+/* A member whose closing the test sees. */
+static int closed;
+
+static int
+counted_io (struct member_io **ios, size_t n)
+{
+  return 0;
+}
+
+static void
+counted_close (struct member *m)
+{
+  closed++;
+  free (m);
+}
+
+static const struct member_ops counted_ops = {
+  .kind = "counted", .io = counted_io, .close = counted_close,
+};
+
+static struct member *
+counted (void)
+{
+  struct member *m = calloc (1, sizeof *m);
+
+  ck_assert (m != NULL);
+  m->ops = &counted_ops;
+  m->name = (char *) "counted";
+  atomic_init (&m->state, MEMBER_FAILED);
+  return m;
+}
+
+static void
+table (struct members *ms, struct member **m, int n, int level)
+{
+  members_init (ms);
+  for (int i = 0; i < n; i++)
+    m[i] = mem_member_new ("mem", 8192, 1);
+  members_arrange (ms, m, n);
+  members_set_level (ms, level);
+}
+
+START_TEST (test_policy)
+{
+  static const struct { enum member_op op; int err; bool fails; } cases[] = {
+    { MEMBER_PUNCH, EOPNOTSUPP, false },
+    { MEMBER_ZERO, EOPNOTSUPP, false },
+    { MEMBER_FLUSH, EOPNOTSUPP, true },
+    { MEMBER_WRITE, EOPNOTSUPP, true },
+    { MEMBER_READ, EIO, true },
+    { MEMBER_PUNCH, EIO, true },
+    { MEMBER_ZERO, ENOSPC, true },
+  };
+
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    struct member *m = mem_member_new ("mem", 8192, 1);
+    struct member_io io = { .member = m, .op = cases[k].op,
+                            .err = cases[k].err };
+
+    ck_assert_int_eq (members_io_error (m, cases[k].op, cases[k].err),
+                      cases[k].fails);
+    ck_assert_int_eq (member_failed (m), cases[k].fails);
+    mem_member_revive (m);
+    members_io_failed (&io, 1);
+    ck_assert_int_eq (member_failed (m), cases[k].fails);
+    member_close (m);
+  }
+}
+END_TEST
+
+START_TEST (test_serve)
+{
+  struct members ms;
+  struct member *m[6];
+
+  table (&ms, m, 6, 6);
+  ck_assert (members_can_serve (&ms) && members_healthy (&ms));
+  member_fail (m[0], EIO);
+  member_start_rebuild (m[1], 10);
+  ck_assert_int_eq (members_failed (&ms), 1);
+  ck_assert_int_eq (members_rebuilding (&ms), 1);
+  ck_assert_int_eq (members_in_sync (&ms), 4);
+  ck_assert (members_can_serve (&ms) && !members_healthy (&ms));
+  ck_assert_int_eq (members_unreadable (&ms, 9), 1);
+  ck_assert_int_eq (members_unreadable (&ms, 10), 2);
+  ck_assert (members_row_servable (&ms, 10));
+  member_fail (m[2], EIO);
+  ck_assert (members_can_serve (&ms));          /* 2 failed: RAID-6 */
+  ck_assert (members_row_servable (&ms, 9));
+  ck_assert (!members_row_servable (&ms, 10));  /* 3 unreadable there */
+  member_fail (m[3], EIO);
+  ck_assert (!members_can_serve (&ms));
+  members_set_level (&ms, 5);
+  member_rebuilt (m[1]);        /* REBUILDING -> IN_SYNC */
+  ck_assert_int_eq (members_rebuilding (&ms), -1);
+  ck_assert_int_eq (member_state (m[0]), MEMBER_FAILED);
+  members_destroy (&ms);
+}
+END_TEST
+
+START_TEST (test_reclaim)
+{
+  struct members ms;
+  struct member *m[3];
+  unsigned t;
+
+  table (&ms, m, 3, 5);
+  closed = 0;
+
+  /* A reader that could hold the old member keeps it open. */
+  member_close (members_at (&ms, 1));
+  atomic_store (&ms.slot[1], counted ());
+  t = members_enter (&ms);
+  ck_assert (!members_limbo_full (&ms));
+  members_replace (&ms, 1, mem_member_new ("new", 8192, 1));
+  ck_assert_int_eq (member_state (members_at (&ms, 1)), MEMBER_REBUILDING);
+  for (int k = 0; k < 5; k++) {
+    members_reclaim (&ms);
+    ck_assert_int_eq (closed, 0);
+  }
+  members_exit (&ms, t);
+  members_reclaim (&ms);
+  members_reclaim (&ms);
+  ck_assert_int_eq (closed, 1);
+
+  /* A reader that came after the replace cannot hold it. */
+  member_close (members_at (&ms, 1));
+  atomic_store (&ms.slot[1], counted ());
+  members_reclaim (&ms);
+  members_replace (&ms, 1, mem_member_new ("new", 8192, 1));
+  members_reclaim (&ms);        /* the epoch moves on */
+  t = members_enter (&ms);
+  members_reclaim (&ms);
+  members_reclaim (&ms);
+  ck_assert_int_eq (closed, 2);
+  members_exit (&ms, t);
+
+  /* The scoped section ends with its scope. */
+  {
+    MEMBERS_READ_FOR_CURRENT_SCOPE (&ms);
+    uint64_t e = atomic_load (&ms.epoch);
+
+    ck_assert_uint_eq (atomic_load (&ms.readers[e & 1]), 1);
+  }
+  ck_assert_uint_eq (atomic_load (&ms.readers[0]) +
+                     atomic_load (&ms.readers[1]), 0);
+  members_destroy (&ms);
+  ck_assert_int_eq (closed, 2);
+}
+END_TEST
+
+static Suite *
+members_suite (void)
+{
+  const struct { const char *name; const TTest *test; } cases[] = {
+    { "policy", test_policy },
+    { "serve", test_serve },
+    { "reclaim", test_reclaim },
+  };
+  Suite *s = suite_create ("members");
+
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    TCase *tc = tcase_create (cases[i].name);
+
+    tcase_add_test (tc, cases[i].test);
+    suite_add_tcase (s, tc);
+  }
+  return s;
+}
+
+int
+main (void)
+{
+  SRunner *sr = srunner_create (members_suite ());
+  int failed;
+
+  srunner_run_all (sr, CK_NORMAL);
+  failed = srunner_ntests_failed (sr);
+  srunner_free (sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
