@@ -32,15 +32,15 @@ LAYERS = [
     ["raid"],
 ]
 RANK = {f: r for r, layer in enumerate(LAYERS) for f in layer}
-# Objects of the convenience library that are not plugin files.
-PARITY_OBJECTS = ("cpu", "dispatch", "generic", "gf", "libparity_")
+# Objects of the convenience library that are libparity's, not plugin
+# files: the members of parity/.libs/libparity.a (main() fills it in).
+PARITY_OBJECTS = set()
 
 
 def file_of(obj):
-    name = obj[:-2] if obj.endswith(".o") else obj
-    if name.startswith(PARITY_OBJECTS):
+    if obj in PARITY_OBJECTS:
         return "libparity"
-    return name
+    return obj[:-2] if obj.endswith(".o") else obj
 
 
 def symbols(paths):
@@ -60,7 +60,10 @@ def symbols(paths):
     return table
 
 
-def main(libraid, raid_o):
+def main(libraid, raid_o, libparity):
+    PARITY_OBJECTS.update(subprocess.run(["ar", "t", libparity], check=True,
+                                         capture_output=True,
+                                         text=True).stdout.split())
     table = symbols([libraid, raid_o])
     owner = {}
     for f, (defined, _) in table.items():
@@ -115,4 +118,4 @@ def main(libraid, raid_o):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1], sys.argv[2]))
+    sys.exit(main(sys.argv[1], sys.argv[2], sys.argv[3]))

@@ -4,14 +4,15 @@
 # symbol tables with nm).
 
 source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
-requires nm python3
+requires nm ar python3
 
 lib="$top_builddir/plugin/.libs/libraid.a"
 raid="$top_builddir/plugin/.libs/raid.o"
-for f in "$lib" "$raid"; do
+parity="$top_builddir/parity/.libs/libparity.a"
+for f in "$lib" "$raid" "$parity"; do
     if [ ! -f "$f" ]; then
         echo "SKIP: $f is not built"
         exit 77
     fi
 done
-python3 "$top_srcdir/tests/layering.py" "$lib" "$raid"
+python3 "$top_srcdir/tests/layering.py" "$lib" "$raid" "$parity"
