@@ -316,7 +316,7 @@ static bool
 scrub (struct jobs *js, struct job *j)
 {
   struct array *a = js->a;
-  uint8_t *scratch = aligned_alloc (4096, 2 * a->g.chunk);
+  uint8_t *scratch = aligned_alloc (4096, STRIPE_SCRUB_SCRATCH);
   uint64_t s, done = 0;
 
   if (scratch == NULL) {

@@ -41,9 +41,19 @@ static struct raid_params params;
 static struct array *array;
 static struct jobs *jobs;
 
+/* libparity's reports (an implementation that failed its self-test and
+ * was replaced by the generic one) go to nbdkit's log.
+ */
+static void
+raid_parity_log (const char *msg)
+{
+  nbdkit_error ("parity: %s", msg);
+}
+
 static void
 raid_load (void)
 {
+  parity_set_log (raid_parity_log);
   params_init (&params);
 }
 
@@ -81,6 +91,8 @@ raid_config_complete (void)
   if (params.parity_impl && parity_use (params.parity_impl) == -1) {
     nbdkit_error ("parity=%s: %s", params.parity_impl,
                   errno == ENOTSUP ? "this CPU cannot run it"
+                  : errno == EIO ? "it failed its self-test (its results "
+                  "differ from the generic implementation's)"
                   : "no such implementation (see nbdkit raid --dump-plugin)");
     return -1;
   }

@@ -61,13 +61,14 @@ int stripe_rebuild_row (struct stripe_cache *c, struct stripe_head *sh,
 /* Read the whole row from the members (not the cache) and compare P (and
  * Q) with what the data says, page by page.  With repair, rewrite wrong
  * parity, or for RAID-6 the data page the syndrome shows to be corrupted.
- * scratch: 2 x chunk bytes, page aligned, reused from row to row (fresh
- * memory per row cost more in page faults than the check itself).
+ * scratch: STRIPE_SCRUB_SCRATCH bytes (two pages: parity_check's P and Q
+ * differences), page aligned, reused from row to row.
  */
 struct stripe_scrub {
   unsigned int mismatches;      /* pages whose parity was wrong */
   int bad_data_member;          /* RAID-6: member of a located bad data page, or -1 */
 };
+#define STRIPE_SCRUB_SCRATCH (2 * 4096)
 int stripe_scrub_row (struct stripe_cache *c, struct stripe_head *sh,
                       bool repair, uint8_t *scratch, struct stripe_scrub *out);
 

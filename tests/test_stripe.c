@@ -890,7 +890,7 @@ END_TEST
 static int
 scrub_row (struct rig *r, uint64_t s, bool repair, struct stripe_scrub *out)
 {
-  uint8_t *scratch = aligned_alloc (PAGE, 2 * CHUNK);
+  uint8_t *scratch = aligned_alloc (PAGE, STRIPE_SCRUB_SCRATCH);
   struct stripe_head *sh = stripe_cache_get (r->c, s);
   int ret;
 
