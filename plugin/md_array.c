@@ -77,9 +77,13 @@ struct md_array {
   struct md_super sb;           /* array-wide fields: the reference */
   uint32_t dev_number[GEOMETRY_MAX_MEMBERS];   /* by role; UINT32_MAX: none */
   uint8_t device_uuid[GEOMETRY_MAX_MEMBERS][16];
-  struct member *written_as[GEOMETRY_MAX_MEMBERS]; /* member of each role
-                                                      at the last update */
-  enum member_state states[GEOMETRY_MAX_MEMBERS];
+  /* The member of each role at the last update (its serial: an address
+   * may be reused once a replaced member is reclaimed), and its state
+   * then.  Written under lock; md_array_write_begin's fast path reads
+   * them without it, so they are atomic.
+   */
+  _Atomic uint64_t written_as[GEOMETRY_MAX_MEMBERS];
+  _Atomic enum member_state states[GEOMETRY_MAX_MEMBERS];
   _Atomic bool clean;           /* as the superblocks say; written under
                                    lock, read without it */
   bool written_clean;           /* what the last update wrote */
@@ -703,7 +707,7 @@ md_array_assemble (struct members *ms, struct array_config *cfg,
                   "will be resynchronised in the background");
   pthread_mutex_init (&md->lock, NULL);
   for (int i = 0; i < ms->n; i++) {
-    md->written_as[i] = members_at (ms, i);
+    md->written_as[i] = members_at (ms, i)->serial;
     md->states[i] = member_state (members_at (ms, i));
   }
   md->may_write = !cfg->readonly;
@@ -723,7 +727,7 @@ static bool
 states_changed (struct md_array *md)
 {
   for (int i = 0; i < md->ms->n; i++)
-    if (md->written_as[i] != members_at (md->ms, i) ||
+    if (md->written_as[i] != members_at (md->ms, i)->serial ||
         md->states[i] != member_state (members_at (md->ms, i)))
       return true;
   return false;
@@ -790,7 +794,7 @@ slot_free (const struct md_array *md, uint32_t d)
 static bool
 replaced (const struct md_array *md, int i)
 {
-  return md->written_as[i] != members_at (md->ms, i);
+  return md->written_as[i] != members_at (md->ms, i)->serial;
 }
 
 /* A replacement whose predecessor's slot is still written as its role. */
@@ -822,7 +826,7 @@ install_replacements (struct md_array *md, bool last)
     struct member *m = members_at (md->ms, i);
     uint32_t d;
 
-    if (md->written_as[i] == m)
+    if (md->written_as[i] == m->serial)
       continue;
     md->dev_number[i] = UINT32_MAX;     /* the predecessor leaves */
     for (d = 0; d < MD_MAX_DEV && !slot_free (md, d); d++)
@@ -830,13 +834,13 @@ install_replacements (struct md_array *md, bool last)
     if (d < MD_MAX_DEV) {
       md->dev_number[i] = d;
       getrandom (md->device_uuid[i], 16, 0);
-      md->written_as[i] = m;
+      md->written_as[i] = m->serial;
     }
     else if (last) {
       nbdkit_error ("member %s: no free dev_number below %d for it",
                     m->name, MD_MAX_DEV);
       member_fail_because (m, "no free dev_number");
-      md->written_as[i] = m;
+      md->written_as[i] = m->serial;
     }
     else
       r = -1;
@@ -1218,7 +1222,7 @@ md_array_create (struct members *ms, const struct geometry *g,
     md->dev_number[i] = i;
     sb->dev_roles[i] = i;
     getrandom (md->device_uuid[i], 16, 0);
-    md->written_as[i] = members_at (ms, i);
+    md->written_as[i] = members_at (ms, i)->serial;
   }
   pthread_mutex_init (&md->lock, NULL);
   md->needs_resync = true;

@@ -173,6 +173,7 @@ mem_member_new (const char *name, uint64_t size, uint32_t align)
   m->can_fua = true;
   atomic_init (&m->state, MEMBER_IN_SYNC);
   m->priv = mm;
+  member_opened (m);            /* its serial, as every backend's */
   return m;
 }
 
