@@ -204,6 +204,9 @@ needs_bounce (const struct member *m, const void *buf, uint64_t len,
     (m->direct && (uintptr_t) buf % PAGE);
 }
 
+/* 0; -1 (errno) if m failed the read; -2 (errno ENOMEM) if there was no
+ * memory for the bounce buffer, which says nothing about m.
+ */
 static int
 read_bounced (struct member *m, void *buf, uint64_t len, uint64_t off)
 {
@@ -215,7 +218,7 @@ read_bounced (struct member *m, void *buf, uint64_t len, uint64_t off)
 
   io.buf = aligned_alloc (PAGE, (hi - lo + PAGE - 1) / PAGE * PAGE);
   if (io.buf == NULL)
-    return -1;
+    return -2;                  /* ENOMEM: the request fails, not m */
   r = member_io_run (&io, 1);
   if (r == 0)
     memcpy (buf, (uint8_t *) io.buf + (off - lo), len);
@@ -289,7 +292,11 @@ read_pieces (struct array *a, void *buf, uint64_t count, uint64_t offset)
     if (!member_readable (m, loc.stripe))
       r = read_degraded (a, p, len, offset);
     else if (needs_bounce (m, p, len, moff)) {
-      if (read_bounced (m, p, len, moff) == -1)
+      int b = read_bounced (m, p, len, moff);
+
+      if (b == -2)
+        r = -1;
+      else if (b == -1)
         r = fail_members (a, &(struct member_io) {
             .member = m, .op = MEMBER_READ, .err = errno }, 1)
           ?: read_degraded (a, p, len, offset);

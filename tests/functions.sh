@@ -12,7 +12,8 @@
 #   - make_members N SIZE        N sparse files $tmpdir/m0.. in ${members[@]}.
 #   - requires_nbdkit_filter F.. skip unless nbdkit has those filters.
 #   - raid_nbdkit ARGS...        nbdkit -U - "$RAID_PLUGIN" ARGS...
-#   - start_nbdkit SOCK ARGS...  a background nbdkit serving SOCK.
+#   - start_nbdkit SOCK ARGS...  a background nbdkit serving SOCK (with the
+#                                shim $RAID_NBDKIT_PRELOAD preloaded, if set).
 #   - members_md5 FILE...        one line per file, to compare snapshots.
 #   - raidcheck ARGS...          tests/raidcheck.py, the independent checker.
 #
@@ -145,12 +146,26 @@ start_bg ()
 # start_nbdkit SOCK ARGS...: serve the array on the Unix socket SOCK in
 # the background (in the foreground of a child, so its pid is ours to
 # kill) and wait until the socket exists.
+# _exec_nbdkit ARGS...: become nbdkit (for start_bg, so that the pid it
+# records is nbdkit's).  RAID_NBDKIT_PRELOAD: a test's LD_PRELOAD shim, for
+# the raid plugin's nbdkit only (never for rm, nbdsh or a member server).
+# Under the sanitizers nbdkit is tests/sanitize/nbdkit, which preloads it
+# after the sanitizer's runtime (the shim is built with the sanitizer too).
+_exec_nbdkit ()
+{
+    if [ -n "${RAID_NBDKIT_PRELOAD:-}" ] && [ -z "${RAID_SANITIZE:-}" ]; then
+        LD_PRELOAD=$RAID_NBDKIT_PRELOAD exec nbdkit "$@"
+    else
+        exec nbdkit "$@"
+    fi
+}
+
 start_nbdkit ()
 {
     local sock=$1 i
     shift
     rm -f "$sock"
-    start_bg nbdkit -f --exit-with-parent -U "$sock" "$RAID_PLUGIN" "$@"
+    start_bg _exec_nbdkit -f --exit-with-parent -U "$sock" "$RAID_PLUGIN" "$@"
     for (( i = 0; i < 100; i++ )); do
         [ -S "$sock" ] && return 0
         kill -0 "${_bg_pids[-1]}" 2>/dev/null || break

@@ -211,10 +211,17 @@ TESTS += test_rebuild
 test_rebuild_SOURCES = test_rebuild.c
 test_rebuild_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
-check_LTLIBRARIES = libclockskew.la
+check_LTLIBRARIES = libclockskew.la liballocfail.la
 libclockskew_la_SOURCES = clock-skew.c
 libclockskew_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
 libclockskew_la_LIBADD = -ldl
+# A shortage of memory is no member failure: the plugin's aligned_alloc
+# failing on demand (alloc-fail.c, an LD_PRELOAD shim).
+liballocfail_la_SOURCES = alloc-fail.c
+liballocfail_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
+liballocfail_la_LIBADD = -ldl
+TESTS += test-raid-read-nomem.sh
+EXTRA_DIST += test-raid-read-nomem.sh
 TESTS += test-raid-rebuild-stop.sh
 EXTRA_DIST += test-raid-rebuild-stop.sh
 TESTS += test-raid-ctl-scrub-refused.sh

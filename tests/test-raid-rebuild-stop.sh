@@ -20,7 +20,7 @@ field () { python3 -c "import json,sys; st=json.load(sys.stdin); print($1)"; }
 
 make_members 4 4M
 truncate -s 4M "$tmpdir/spare"
-LD_PRELOAD=$skew start_nbdkit "$tmpdir/sock" metadata=none level=5 chunk=64K \
+RAID_NBDKIT_PRELOAD=$skew start_nbdkit "$tmpdir/sock" metadata=none level=5 chunk=64K \
     rebuild-rate=256K control="$tmpdir/ctl" "${members[@]}"
 pid=${_bg_pids[-1]}
 
