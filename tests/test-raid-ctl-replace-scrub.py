@@ -3,13 +3,20 @@ anything (issue 11, item 13).  The old code installed the new member,
 wrote its superblock, then found the scrub running: it answered an error
 and left the member "rebuilding" with no job to rebuild it.
 
-(a) A raw array scrubs (member 0's reads take a second each); member 2
-    fails; `replace 2 SPARE` is refused: the member table (status) is as
-    before and nothing was written to SPARE (md5).  Once the scrub has
-    stopped (it cannot go on degraded), the same replace is accepted and
-    the rebuild brings back the data (raidcheck.py on the member files).
+(a) A raw array scrubs (member 2's reads take a second each); member 2's
+    server is stopped (SIGSTOP), so that the scrub's row waits on it and
+    the scrub cannot notice the failure that follows, however slowly this
+    test runs; member 2 fails; `replace 2 SPARE` is refused: the member
+    table (status) is as before and nothing was written to SPARE (md5).
+    Once the server goes on and the scrub has stopped (it cannot go on
+    degraded), the same replace is accepted and the rebuild brings back
+    the data (raidcheck.py on the member files).
 (b) The same during the first resync of a create=true md array, capped by
     rebuild-rate.
+
+(Before the SIGSTOP the window was the rest of the row in flight: a
+loaded machine sent the replace after the scrub had stopped, and the
+replace was rightly accepted.)
 """
 
 import hashlib
@@ -29,7 +36,9 @@ def md5(path):
         return hashlib.md5(f.read()).hexdigest()
 
 
-def refused_replace(ctl, spare, what):
+def refused_replace(ctl, slow, spare, what):
+    """slow: member 2's server, stopped here and let go on at the end."""
+    slow.stop()
     sc = ctl.status()["scrub"]
     assert sc["running"], "%s: no scrub is running: %s" % (what, sc)
     ctl.ok("fail 2")
@@ -46,12 +55,13 @@ def refused_replace(ctl, spare, what):
         "%s: the refused replace wrote to %s" % (what, spare)
     assert "scrub" in reply, "%s: refused with %r" % (what, reply)
     rf.log("  %s: replace 2 -> %s" % (what, reply))
+    slow.cont()
 
 
 with faults.Harness(work) as hz:
     # (a)
-    members = [hz.member(2 * M, "remote", delay_read="1000ms")] + \
-        [hz.member(2 * M, "local") for _ in range(3)]
+    members = [hz.member(2 * M, "remote", delay_read="1000ms") if i == 2
+               else hz.member(2 * M, "local") for i in range(4)]
     sock = os.path.join(work, "a.ctl")
     arr = rf.array(hz, members, level=5, chunk=chunk,
                    params=["metadata=none", "control=" + sock])
@@ -60,7 +70,7 @@ with faults.Harness(work) as hz:
     spare = os.path.join(work, "a.spare")
     rf.noise_file(spare, 2 * M)
     ctl.ok("scrub check")
-    refused_replace(ctl, spare, "(a) during scrub check")
+    refused_replace(ctl, members[2], spare, "(a) during scrub check")
     ctl.wait_idle(30)
     ctl.ok("replace 2 " + spare)
     st = ctl.wait_idle(60)
@@ -71,7 +81,8 @@ with faults.Harness(work) as hz:
                      "(a) after the accepted replace")
 
     # (b) a resync of 32 rows at 32K/s: two seconds a row.
-    members = [hz.member(3 * M, "local") for _ in range(4)]
+    members = [hz.member(3 * M, "remote" if i == 2 else "local")
+               for i in range(4)]
     sock = os.path.join(work, "b.ctl")
     arr = rf.array(hz, members, level=5, chunk=chunk, data_offset=M,
                    params=["create=true", "bitmap=none", "rebuild-rate=32K",
@@ -79,5 +90,5 @@ with faults.Harness(work) as hz:
     ctl = rf.Control(sock)
     spare = os.path.join(work, "b.spare")
     rf.noise_file(spare, 3 * M)
-    refused_replace(ctl, spare, "(b) during the first resync")
+    refused_replace(ctl, members[2], spare, "(b) during the first resync")
     arr.stop()
