@@ -56,8 +56,9 @@ def check(ok, msg):
 
 
 def check_running_check(hz):
-    """(a): 128 rows, each read taking 10 ms: the check takes over a
-    second."""
+    """(a): 128 rows, each read taking 10 ms; while the refusals are
+    sent member 0's server is stopped (SIGSTOP), so that the check cannot
+    end first on a loaded machine."""
     members = [hz.member(8 * M, "remote", delay_read="10ms") for _ in range(4)]
     sock = os.path.join(work, "a.ctl")
     arr = rf.array(hz, members, level=5, chunk=chunk,
@@ -72,8 +73,10 @@ def check_running_check(hz):
 
     ctl.ok("scrub check")
     time.sleep(0.2)
+    members[0].stop()
     refused_during(ctl, "scrub check", "(a) during scrub check")
     refused_during(ctl, "scrub repair", "(a) during scrub check")
+    members[0].cont()
     st = ctl.wait_idle(60)["scrub"]
     check(members[p].read(where, 4096) == planted,
           "(a) the parity corruption planted on member %d at %d is gone: the "
@@ -86,14 +89,14 @@ def check_running_check(hz):
 
 
 def check_first_resync(hz):
-    """(b): 48 rows at 1M/s, a resync of about three seconds."""
+    """(b): 48 rows at 512K/s, a resync of about six seconds."""
     members = [hz.member(4 * M, "local") for _ in range(4)]
     for m in members:
         rf.noise_file(m.path, 4 * M)
     sock = os.path.join(work, "b.ctl")
     arr = rf.array(hz, members, level=5, chunk=chunk, data_offset=M,
                    params=["create=true", "force=true", "bitmap=none",
-                           "rebuild-rate=1M", "control=" + sock])
+                           "rebuild-rate=512K", "control=" + sock])
     ctl = rf.Control(sock)
     time.sleep(0.3)
     st = ctl.status()["scrub"]
