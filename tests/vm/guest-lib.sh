@@ -31,3 +31,21 @@ net_up () {
 	ip link set eth0 up
 	ip addr add 10.0.2.15/24 dev eth0
 }
+# md_idle: wait until md0 runs no sync and has none to run: sync_action
+# idle, resync_start "none" (no region left to resync) and no member
+# missing.  sync_action alone is not enough: a resync md has yet to start
+# (after an unclean assembly, or --create) reads "idle" until md's thread
+# starts it, which a loaded host can delay past any fixed sleep.
+md_idle () {
+	w=0
+	while [ $w -lt 600 ]; do
+		a=$(cat /sys/block/md0/md/sync_action)
+		r=$(cat /sys/block/md0/md/resync_start)
+		g=$(cat /sys/block/md0/md/degraded)
+		[ "$a" = idle ] && [ "$r" = none ] && [ "$g" = 0 ] && return 0
+		sleep 1
+		w=$((w + 1))
+	done
+	fail "md0 still not idle after $w s: sync_action $a, resync_start $r, degraded $g"
+	return 1
+}

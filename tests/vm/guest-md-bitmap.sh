@@ -37,12 +37,6 @@ bytes () {
 	esac
 }
 hex () { echo "$1" | tr -cd '0-9a-fA-F' | tr A-F a-f; }
-# idle: wait until md runs no sync of any kind.
-idle () {
-	sleep 1
-	mdadm --wait /dev/md0 > /dev/null 2>&1
-	while [ "$(cat /sys/block/md0/md/sync_action)" != idle ]; do sleep 1; done
-}
 # members NAME N: the member devices, in role order, in $devs.
 members () {
 	devs=""
@@ -117,7 +111,7 @@ while read -r action name a1 a2 a3 a4 a5 a6 a7; do
 			--raid-devices="$n" --chunk="$chunk" --bitmap=internal $bopt $devs ||
 			continue
 		echo 4096 > /sys/block/md0/md/stripe_cache_size
-		idle
+		md_idle
 		size=$(blockdev --getsz /dev/md0)
 		echo "$size" > "/out/$name-size.txt"
 		run patgen 1 0 "$size" /dev/md0
@@ -156,7 +150,7 @@ while read -r action name a1 a2 a3 a4 a5 a6 a7; do
 		fail "$name: --detail: $(field "/out/$name-detail.txt" 'Active Devices') active devices"
 	act=$(cat /sys/block/md0/md/sync_action)
 	echo "RAIDVM: $name: after assembly: sync_action $act, sync_completed $(cat /sys/block/md0/md/sync_completed)"
-	idle
+	md_idle
 	mm=$(cat /sys/block/md0/md/mismatch_cnt)
 	dmesg | tail -n +$((mark + 1)) > "/out/$name-dmesg.txt"
 	sed 's/^/    dmesg: /' "/out/$name-dmesg.txt"
@@ -188,7 +182,7 @@ while read -r action name a1 a2 a3 a4 a5 a6 a7; do
 	run patgen -l "/$name-writes.txt" "$sectors" /dev/md0
 	step "$name: check"
 	echo check > /sys/block/md0/md/sync_action
-	idle
+	md_idle
 	mm=$(cat /sys/block/md0/md/mismatch_cnt)
 	[ "$mm" = "$mm_check" ] && ok "$name: check: mismatch_cnt $mm" ||
 		fail "$name: check: mismatch_cnt $mm, want $mm_check"

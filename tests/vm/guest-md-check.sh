@@ -36,9 +36,7 @@ while read -r name n level layout chunk sectors corrupt; do
 	run patgen -l "/$name-writes.txt" "$sectors" /dev/md0
 	step "$name: check"
 	echo check > /sys/block/md0/md/sync_action
-	sleep 1
-	mdadm --wait /dev/md0
-	while [ "$(cat /sys/block/md0/md/sync_action)" != idle ]; do sleep 1; done
+	md_idle
 	mm=$(cat /sys/block/md0/md/mismatch_cnt)
 	echo "$mm" > "/out/$name-mismatch_cnt.txt"
 	if [ -n "$corrupt" ]; then

@@ -24,7 +24,7 @@ while read -r name level n chunk layout failrole order; do
 	echo 4096 > /sys/block/md0/md/stripe_cache_size
 	# Let the initial resync/recovery finish: parity must be right before
 	# the host checks it.
-	mdadm --wait /dev/md0
+	md_idle
 	grep -A3 '^md0' /proc/mdstat
 	size=$(blockdev --getsz /dev/md0)
 	echo "$size" > "/out/$name-size.txt"
