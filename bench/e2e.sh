@@ -8,6 +8,12 @@
 # Environment: CHUNK (default 256K: a RAID-6 row of 4 data chunks is then
 # 1 MiB, the size of the sequential jobs), MEMBER_SIZE (default 256M),
 # FIO_RUNTIME (seconds per job, default 10), DIR (default /dev/shm).
+#
+# BASELINE=PLUGIN.so (another build of this plugin, e.g. an older commit's
+# plugin/.libs/nbdkit-raid-plugin.so) serves the same arrays right after
+# this build's, level by level, and the table gains this build's figure
+# over the baseline's (for latency too: above 1 is then slower).
+# ROUNDS=N repeats the raid arrays N times (default 1) and reports medians.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 bench_setup e2e "$@"
@@ -24,11 +30,17 @@ serve () {                      # serve NAME ARGS...: sets $sock
   bg_serve "$sock" "$@"
 }
 
-run_jobs () {                   # run_jobs TARGET SOCKET SIZE
-  local target=$1 sock=$2
+cpu_ticks () {                  # cpu_ticks PID: its user+system clock ticks
+  awk '{ print $14 + $15 }' "/proc/$1/stat"
+}
+
+run_jobs () {                   # run_jobs TARGET SOCKET SIZE (server: the last started)
+  local target=$1 sock=$2 pid=${pids[-1]} t0
   export NBD_URI="nbd+unix:///?socket=$sock" FIO_SIZE=$3
   for job in seqwrite-1m randwrite-4k randread-4k seqread-1m rmw-latency-4k; do
+    t0=$(cpu_ticks "$pid")
     fio --output-format=json --output="$dir/$target.$job.json" "$jobs/$job.fio" >/dev/null
+    echo $(( $(cpu_ticks "$pid") - t0 )) > "$dir/$target.$job.ticks"
   done
 }
 
@@ -43,28 +55,70 @@ serve file file "$dir/single.img"
 run_jobs file "$sock" 1G
 stop_last; rm -f "$dir/single.img"
 
-for level in 6 5; do
-  disks=$(members 6)
-  # shellcheck disable=SC2086
-  serve raid$level "$plugin" metadata=none level=$level chunk=$CHUNK $disks
-  run_jobs raid$level "$sock" 1G
-  stop_last; rm -f "$dir"/m*.img
+# variants: "raid" is this build, "base" the baseline's.
+variants=(raid)
+if [ -n "${BASELINE:-}" ]; then
+  [ -f "$BASELINE" ] || { echo "e2e: BASELINE=$BASELINE: no such file" >&2; exit 1; }
+  variants+=(base)
+  echo "e2e: baseline $BASELINE"
+fi
+rounds=${ROUNDS:-1}
+for ((r = 1; r <= rounds; r++)); do
+  for level in 6 5; do
+    for v in "${variants[@]}"; do
+      p=$plugin
+      [ "$v" = raid ] || p=$BASELINE
+      disks=$(members 6)
+      # shellcheck disable=SC2086
+      serve $v$level.$r "$p" metadata=none level=$level chunk=$CHUNK $disks
+      run_jobs $v$level.$r "$sock" 1G
+      stop_last; rm -f "$dir"/m*.img
+    done
+  done
 done
 
-/usr/bin/python3 - "$dir" <<'PY'
-import json, sys
-d = sys.argv[1]
+/usr/bin/python3 - "$dir" "$rounds" "${#variants[@]}" <<'PY'
+import json, os, statistics, sys
+hz = os.sysconf("SC_CLK_TCK")
+d, rounds, nvar = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 jobs = [("seqwrite-1m", "write", "MB/s"), ("randwrite-4k", "write", "IOPS"),
         ("randread-4k", "read", "IOPS"), ("seqread-1m", "read", "MB/s"),
         ("rmw-latency-4k", "write", "us")]
-def val(target, job, rw, unit):
+def one(target, job, rw, unit):
     j = json.load(open(f"{d}/{target}.{job}.json"))["jobs"][0][rw]
     if unit == "IOPS": return j["iops"]
     if unit == "MB/s": return j["bw_bytes"] / 1e6
     return j["clat_ns"]["mean"] / 1e3
-print(f"{'job':16} {'unit':5} {'file':>10} {'raid6':>10} {'raid5':>10} {'raid6/file':>11} {'raid5/file':>11}")
+def cpu_us(target, job, rw):
+    """The server's CPU time (user + system) per request, in us."""
+    ios = json.load(open(f"{d}/{target}.{job}.json"))["jobs"][0][rw]["total_ios"]
+    ticks = int(open(f"{d}/{target}.{job}.ticks").read())
+    return ticks * 1e6 / hz / max(ios, 1)
+def val(target, job, rw, unit, f=one):
+    if target == "file":
+        return f(target, job, rw, unit)
+    return statistics.median(f(f"{target}.{r}", job, rw, unit)
+                             for r in range(1, rounds + 1))
+cols = ["raid6", "raid5"] + (["base6", "base5"] if nvar > 1 else [])
+head = f"{'job':16} {'unit':5} {'file':>10}" + "".join(f" {c:>9}" for c in cols)
+head += f" {'raid6/file':>11} {'raid5/file':>11}"
+if nvar > 1:
+    head += f" {'raid6/base6':>12} {'raid5/base5':>12}"
+print(head)
 for job, rw, unit in jobs:
-    f, r6, r5 = (val(t, job, rw, unit) for t in ("file", "raid6", "raid5"))
+    f = val("file", job, rw, unit)
+    v = {c: val(c, job, rw, unit) for c in cols}
     # For latency, lower is better: the ratio is still raid/file.
-    print(f"{job:16} {unit:5} {f:10.1f} {r6:10.1f} {r5:10.1f} {r6/f:11.2f} {r5/f:11.2f}")
+    line = f"{job:16} {unit:5} {f:10.1f}" + "".join(f" {v[c]:9.1f}" for c in cols)
+    line += f" {v['raid6']/f:11.2f} {v['raid5']/f:11.2f}"
+    if nvar > 1:
+        line += f" {v['raid6']/v['base6']:12.2f} {v['raid5']/v['base5']:12.2f}"
+    print(line)
+print()
+print("server CPU time per request (user + system, us):")
+print(f"{'job':16} {'file':>10}" + "".join(f" {c:>9}" for c in cols))
+for job, rw, unit in jobs:
+    cu = lambda t, j, r, u: cpu_us(t, j, r)
+    print(f"{job:16} {cpu_us('file', job, rw):10.1f}" +
+          "".join(f" {val(c, job, rw, unit, cu):9.1f}" for c in cols))
 PY
