@@ -178,8 +178,8 @@ ctl=$tmpdir/ctl.sock
 cat > "$tmpdir/ctl.py" <<EOF
 import sys
 sys.path.insert(0, "$top_srcdir/tests")
-import raidfail_lib as rf
-c = rf.Control("$ctl")
+import faults
+c = faults.Control("$ctl")
 for cmd in ("fail 1", "replace 1 $tmpdir/spare", "scrub repair"):
     r = c.error(cmd)
     assert "the array is read-only" in r, (cmd, r)

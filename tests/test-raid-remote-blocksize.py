@@ -1,4 +1,5 @@
-"""remote_blocksize.py: remote members whose server has a minimum block
+#!/usr/bin/python3
+"""Remote members whose server has a minimum block
 size (nbdkit's blocksize-policy filter, which refuses a request that is
 not aligned to it with EINVAL, as a strict server or a 4Kn disk does).
 
@@ -13,18 +14,11 @@ not aligned to it with EINVAL, as a strict server or a 4Kn disk does).
    start off its blocks) is refused at open; and so is such a member as a
    replacement (`replace`), with the array unchanged.
 
-Run by test-raid-remote-blocksize.sh with FAULTS_DIR and SEED set;
-/usr/bin/python3 (it needs the nbd module).
 """
 
-import os
-import random
-
 import faults
-import raidfail_lib as rf
+import workload as wl
 
-seed = int(os.environ["SEED"])
-rng = random.Random(seed)
 K = 1024
 CHUNK = 16 * K
 
@@ -37,31 +31,20 @@ def strict(hz, size, minimum):
 
 
 def refused(hz, members, doff, what, expect):
-    log = os.path.join(hz.dir, "array%d.log" % len(hz.arrays))
-    try:
-        hz.array(members, level=5, chunk=CHUNK, data_offset=doff,
-                 params=["metadata=none"])
-    except RuntimeError:
-        text = open(log, errors="replace").read()
-        line = [x for x in text.splitlines() if expect in x]
-        assert line and members[0].disk in line[0], \
-            "%s: refused, but not saying %r about %s:\n%s" % (
-                what, expect, members[0].disk, text)
-        print("%s: refused: %s" % (what, line[0].split("error: ", 1)[-1]),
-              flush=True)
-        return
-    raise AssertionError("%s: the array started" % what)
+    line = hz.refused_array(members, expect, what, level=5, chunk=CHUNK,
+                            data_offset=doff, params=["metadata=none"])
+    print("%s: refused: %s" % (what, line.split("error: ", 1)[-1]),
+          flush=True)
 
 
-faults.watchdog(50)
-with faults.Harness() as hz:
+with faults.Test(filters=["error", "blocksize-policy"], timeout=50) as hz:
+    rng = hz.rng
     size = 24 * CHUNK
-    ctl_path = os.path.join(hz.dir, "ctl.sock")
     arr = hz.array([strict(hz, size, 4096), "remote", "local"],
-                   member_size=size, level=5, chunk=CHUNK,
-                   params=["metadata=none", "control=" + ctl_path])
-    ctl = rf.Control(ctl_path)
-    shadow = faults.fill(arr, rng)
+                   member_size=size, level=5, chunk=CHUNK, control=True,
+                   params=["metadata=none"])
+    ctl = arr.ctl
+    shadow = wl.fill(arr.h, rng, step=4 * arr.row)
     reads = writes = 0
     for n in range(300):
         length = 512 * rng.randrange(1, 16)
@@ -97,12 +80,11 @@ with faults.Harness() as hz:
             "3. member of minimum 4096, data-offset=6144",
             "does not divide the data offset")
 
-    ctl_path = os.path.join(hz.dir, "ctl2.sock")
     arr = hz.array(["remote", "remote", "local"], member_size=size + 8 * K,
-                   level=5, chunk=CHUNK, data_offset=6144,
-                   params=["metadata=none", "control=" + ctl_path])
-    ctl = rf.Control(ctl_path)
-    shadow = faults.fill(arr, rng)
+                   level=5, chunk=CHUNK, data_offset=6144, control=True,
+                   params=["metadata=none"])
+    ctl = arr.ctl
+    shadow = wl.fill(arr.h, rng, step=4 * arr.row)
     ctl.ok("fail 1")
     new = strict(hz, size + 8 * K, 4096)
     reply = ctl.error("replace 1 %s" % new.disk)
@@ -110,4 +92,3 @@ with faults.Harness() as hz:
     assert "does not divide the data offset" in reply, reply
     assert ctl.states() == ["in_sync", "failed", "in_sync"], ctl.states()
     assert arr.h.pread(arr.size, 0) == shadow, "the array differs from the shadow"
-print("passed")

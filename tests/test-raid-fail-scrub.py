@@ -1,32 +1,26 @@
-#!/usr/bin/env bash
-# Scrub finds exactly the pages that were corrupted, and repair fixes them.
-# With nbdkit stopped, bytes are flipped straight in the member files: P
-# pages, Q pages, P and Q of one page, a P corruption across a page
-# boundary (two pages), and data blocks.  Then on a fresh start:
-#   scrub check   counts the corrupted 4 KiB pages exactly (mismatch_cnt,
-#                 like md) and writes nothing to any member; for RAID-6
-#                 each corrupted data block is located from the syndrome
-#                 and named in bad_data (row and member);
-#   scrub repair  fixes them: for RAID-6 the located data blocks get their
-#                 old bytes back, for RAID-5 (which cannot tell) the parity
-#                 is rewritten over the corrupted data;
-#   scrub check   again finds nothing, and raidcheck.py finds every row's
-#                 parity right and the image equal to the expected one.
-#
-# RAID_TEST_SEED=N replays a run.
+#!/usr/bin/python3
+"""Scrub finds exactly the pages that were corrupted, and repair fixes them.
+With nbdkit stopped, bytes are flipped straight in the member files: P
+pages, Q pages, P and Q of one page, a P corruption across a page
+boundary (two pages), and data blocks.  Then on a fresh start:
+  scrub check   counts the corrupted 4 KiB pages exactly (mismatch_cnt,
+                like md) and writes nothing to any member; for RAID-6
+                each corrupted data block is located from the syndrome
+                and named in bad_data (row and member);
+  scrub repair  fixes them: for RAID-6 the located data blocks get their
+                old bytes back, for RAID-5 (which cannot tell) the parity
+                is rewritten over the corrupted data;
+  scrub check   again finds nothing, and raidcheck.py finds every row's
+                parity right and the image equal to the expected one.
 
-source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
-requires_python_module nbd
-requires_plugin_feature 'raid_control=yes$' 'control socket'
-test_seed
+RAID_TEST_SEED=N replays a run.
+"""
 
-cat > "$tmpdir/scrub.py" <<'EOF'
-import hashlib, os, random, time
+import random
+
 import faults
-import raidfail_lib as rf
+import workload as wl
 
-seed = int(os.environ["SEED"])
-work = os.environ["FAULTS_DIR"]
 K = 1024
 PAGE = 4096
 rows = 32
@@ -41,19 +35,8 @@ configs = [
 ]
 
 
-def md5s(paths):
-    return [hashlib.md5(rf.file_bytes(p)).hexdigest() for p in paths]
-
-
-def flip(path, off, n, x):
-    with open(path, "r+b") as f:
-        f.seek(off)
-        old = f.read(n)
-        f.seek(off)
-        f.write(bytes(b ^ x for b in old))
-
-
-with faults.Harness(work) as hz:
+with faults.Test() as hz:
+    seed = hz.seed
     for ci, (level, n, layout, chunk, doff) in enumerate(configs):
         rng = random.Random(seed * 100 + ci)
         what = "RAID-%d %s, %d members, chunk %d, data offset %d" % (
@@ -61,11 +44,10 @@ with faults.Harness(work) as hz:
         msize = doff + rows * chunk
         members = [hz.member(msize, "local") for _ in range(n)]
         paths = [m.path for m in members]
-        sock = os.path.join(work, "ctl%d.sock" % ci)
         geo = dict(level=level, chunk=chunk, layout=layout, data_offset=doff,
-                   params=["control=" + sock])
-        arr = rf.array(hz, members, **geo)
-        shadow = rf.fill(arr.h, rng)
+                   control=True)
+        arr = hz.array(members, **geo)
+        shadow = wl.fill(arr.h, rng)
         arr.stop()
         pages = chunk // PAGE
 
@@ -111,13 +93,13 @@ with faults.Harness(work) as hz:
             cuts.append((q, at(s, 0, 200), 10, 0x55))
         expect_cnt += 1
         for m, off, length, x in cuts:
-            flip(paths[m], off, length, x)
-        rf.log("  %s: %d corruptions, expecting mismatch_cnt %d, bad_data %s"
+            members[m].corrupt(off, length, xor=x)
+        faults.log("  %s: %d corruptions, expecting mismatch_cnt %d, bad_data %s"
                % (what, len(cuts), expect_cnt, expect_bad))
 
-        arr = rf.array(hz, members, **geo)
-        ctl = rf.Control(sock)
-        before = md5s(paths)
+        arr = hz.array(members, **geo)
+        ctl = arr.ctl
+        before = faults.md5s(paths)
         ctl.ok("scrub check")
         st = ctl.wait_idle(60)["scrub"]
         got_bad = sorted((b["stripe"], b["member"]) for b in st["bad_data"])
@@ -129,7 +111,7 @@ with faults.Harness(work) as hz:
         assert got_bad == sorted(expect_bad), \
             "%s: scrub check: bad_data %s, expected %s (row, member)" % (
                 what, got_bad, sorted(expect_bad))
-        assert md5s(paths) == before, "%s: scrub check wrote to a member" % what
+        assert faults.md5s(paths) == before, "%s: scrub check wrote to a member" % what
 
         ctl.ok("scrub repair")
         st = ctl.wait_idle(60)["scrub"]
@@ -144,7 +126,7 @@ with faults.Harness(work) as hz:
         st = ctl.wait_idle(60)["scrub"]
         assert st["finished"] and st["mismatch_cnt"] == 0 and \
             st["bad_data"] == [], "%s: check after repair: %s" % (what, st)
-        rf.compare_all(arr, shadow, what + ": after repair")
+        wl.compare_all(arr, shadow, what + ": after repair")
 
         # scrub stop: either it stopped early or it had already finished.
         ctl.ok("scrub check")
@@ -153,11 +135,6 @@ with faults.Harness(work) as hz:
         assert st["finished"] == (st["done"] == st["total"]), \
             "%s: after scrub stop: %s" % (what, st)
         arr.stop()
-        rf.check_members(arr, paths, shadow, what + ": after repair", work,
-                         inprocess=False)
-        rf.log("  %s: check and repair found exactly the corrupted pages; "
+        faults.check_members(arr, paths, shadow, what + ": after repair")
+        faults.log("  %s: check and repair found exactly the corrupted pages; "
                "parity and data right after repair" % what)
-EOF
-
-SEED=$seed FAULTS_DIR=$tmpdir PYTHONPATH=$top_srcdir/tests \
-    python3 "$tmpdir/scrub.py"
