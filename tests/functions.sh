@@ -199,14 +199,3 @@ requires_nbdkit_filter ()
         fi
     done
 }
-
-# requires_plugin_feature LINE WHAT: skip unless the plugin's --dump-plugin
-# has a line matching the regular expression ^LINE (WHAT says what is
-# missing).
-requires_plugin_feature ()
-{
-    if ! nbdkit "$RAID_PLUGIN" --dump-plugin | grep -q "^$1"; then
-        echo "$0: SKIP: the plugin has no $2 (no $1 in --dump-plugin)"
-        exit 77
-    fi
-}

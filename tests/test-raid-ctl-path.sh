@@ -8,7 +8,6 @@
 #   - a stale socket (its process is gone): replaced, nbdkit serves.
 
 source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
-requires_plugin_feature 'raid_control=yes$' 'control socket'
 requires md5sum
 ctl_tool=$top_srcdir/tools/nbdkit-raid-ctl
 make_members 4 1M

@@ -24,7 +24,6 @@
 source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
 requires nbdsh md5sum cp cmp head
 requires_python_module nbd
-requires_plugin_feature 'raid_control=yes$' 'control socket'
 requires_nbdkit_filter error
 
 sb () { python3 "$top_srcdir/tests/mdsb.py" "$@"; }
