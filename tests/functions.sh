@@ -15,6 +15,18 @@
 #   - start_nbdkit SOCK ARGS...  a background nbdkit serving SOCK.
 #   - members_md5 FILE...        one line per file, to compare snapshots.
 #   - raidcheck ARGS...          tests/raidcheck.py, the independent checker.
+#   - test_seed                  $seed: RAID_TEST_SEED or a new one, printed.
+#   - fail MSG, end_failures     soft failures: counted, reported at the end.
+#   - expect_refused WHAT REGEX NBDKIT-ARGS...
+#                                nbdkit must stop before serving, saying
+#                                REGEX, writing nothing.
+#   - sb get|set|check ...       tests/mdsb.py: md superblocks, read and
+#                                changed independently of the plugin.
+#   - wait_clean FILE            until FILE's md superblock says clean.
+#   - shadow_client URI MODE SHADOW [OPTIONS]
+#                                tests/shadow_client.py: write or verify
+#                                an array against a shadow file.
+# (Python tests have the same in tests/faults.py.)
 #
 # Skips (exit 77) always say why on stdout, so the .log explains them.
 
@@ -198,4 +210,79 @@ requires_nbdkit_filter ()
             exit 77
         fi
     done
+}
+
+# Soft failures: fail MSG prints MSG and counts it, so that one run shows
+# every case that fails; end_failures (last) exits 1 if any did.
+failures=0
+fail ()
+{
+    echo "FAIL: $*"
+    failures=$((failures + 1))
+}
+end_failures ()
+{
+    if [ "$failures" -gt 0 ]; then
+        echo "$0: FAIL: $failures failure(s) (${SECONDS}s)"
+        exit 1
+    fi
+    echo "$0: PASS (${SECONDS}s)"
+}
+
+# expect_refused WHAT REGEX NBDKIT-ARGS...: nbdkit NBDKIT-ARGS (which name
+# the plugin and the members) must stop before it serves: it exits non-zero
+# and not by a signal, says REGEX (grep -E) on stderr, and changes none of
+# the files $watch names (shell words, expanded at each call; default
+# "${members[@]}").  $refused_not, if set, must not be in the message.
+# A failure is counted by fail; nbdkit's stderr is left in $tmpdir/err.
+watch='"${members[@]}"'
+refused_not=
+expect_refused ()
+{
+    local what=$1 regex=$2 r=0 files
+    shift 2
+    eval "files=($watch)"
+    members_md5 "${files[@]}" > "$tmpdir/before"
+    timeout 60 nbdkit --exit-with-parent "$@" --run 'echo SERVED' \
+        > "$tmpdir/out" 2> "$tmpdir/err" || r=$?
+    members_md5 "${files[@]}" > "$tmpdir/after"
+    if [ $r = 0 ] || grep -q SERVED "$tmpdir/out"; then
+        fail "$what: nbdkit accepted it (exit $r)"
+        sed 's/^/    /' "$tmpdir/err"
+    elif [ $r -gt 128 ]; then
+        fail "$what: nbdkit died of signal $((r - 128))"
+    elif ! grep -qE -- "$regex" "$tmpdir/err"; then
+        fail "$what: the message does not match /$regex/:"
+        sed 's/^/    /' "$tmpdir/err"
+    elif [ -n "$refused_not" ] && grep -qE -- "$refused_not" "$tmpdir/err"; then
+        fail "$what: the message says /$refused_not/:"
+        sed 's/^/    /' "$tmpdir/err"
+    elif ! cmp -s "$tmpdir/before" "$tmpdir/after"; then
+        fail "$what: a member changed"
+        diff "$tmpdir/before" "$tmpdir/after" | sed 's/^/    /' || :
+    else
+        echo "ok: $what: $(grep -E -- "$regex" "$tmpdir/err" | head -1)"
+    fi
+}
+
+# md superblocks, by tests/mdsb.py.  An array is clean when every
+# superblock's resync_offset is all ones.
+clean=18446744073709551615
+sb ()
+{
+    python3 "$top_srcdir/tests/mdsb.py" "$@"
+}
+
+# wait_clean FILE: wait up to 10 s for FILE's superblock to say clean
+# (for the first resync of a new array to end); 1 if it does not.  In a
+# --run command (another shell): python3 "$top_srcdir/tests/mdsb.py"
+# wait-clean FILE.
+wait_clean ()
+{
+    sb wait-clean "$1"
+}
+
+shadow_client ()
+{
+    python3 "$top_srcdir/tests/shadow_client.py" "$@"
 }

@@ -192,10 +192,22 @@ EXTRA_DIST += vm/test-vm-nbd-client.sh
 
 # md v1.2 superblocks end to end (issue 6): create=true, assembling from
 # the superblocks, stale members, bad superblocks and parameters,
-# clean/active across clean and unclean shutdowns; the write-intent
-# bitmap (md_bitmap.py: what its tests share).
-TESTS += test-raid-md.sh
-EXTRA_DIST += test-raid-md.sh
+# clean/active across clean and unclean shutdowns, resyncs that stop and
+# go on (md-functions.sh and shadow_client.py: their helpers); the
+# write-intent bitmap (md_bitmap.py: what its tests share).
+EXTRA_DIST += md-functions.sh shadow_client.py
+TESTS += test-raid-md-create.sh
+EXTRA_DIST += test-raid-md-create.sh
+TESTS += test-raid-md-left-out.sh
+EXTRA_DIST += test-raid-md-left-out.sh
+TESTS += test-raid-md-refused.sh
+EXTRA_DIST += test-raid-md-refused.sh
+TESTS += test-raid-md-events.sh
+EXTRA_DIST += test-raid-md-events.sh
+TESTS += test-raid-md-clean.sh
+EXTRA_DIST += test-raid-md-clean.sh
+TESTS += test-raid-md-resync-resume.sh
+EXTRA_DIST += test-raid-md-resync-resume.sh
 EXTRA_DIST += md_bitmap.py
 TESTS += test-raid-md-bitmap-create.py
 TSAN_TESTS += test-raid-md-bitmap-create.py
