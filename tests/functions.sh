@@ -26,6 +26,8 @@
 #   - shadow_client URI MODE SHADOW [OPTIONS]
 #                                tests/shadow_client.py: write or verify
 #                                an array against a shadow file.
+#   - md_new SHADOW [OPTIONS] -- NBDKIT-ARGS...
+#                                a new md array with data, left clean.
 # (Python tests have the same in tests/faults.py.)
 #
 # Skips (exit 77) always say why on stdout, so the .log explains them.
@@ -285,4 +287,22 @@ wait_clean ()
 shadow_client ()
 {
     python3 "$top_srcdir/tests/shadow_client.py" "$@"
+}
+
+# md_new SHADOW [CLIENT-OPTION...] -- NBDKIT-ARGS...: a new md array
+# (create=true and NBDKIT-ARGS, the members last) written by
+# shadow_client (its options; by default --whole: random data over all of
+# it), the shadow in SHADOW; its first resync finished, shut down clean.
+md_new ()
+{
+    local shadow=$1 opts=()
+    shift
+    while [ "$1" != -- ]; do opts+=("$1"); shift; done
+    shift
+    [ ${#opts[@]} -gt 0 ] || opts=(--whole --writes 0)
+    nbdkit -U - "$RAID_PLUGIN" create=true "$@" --run "
+        python3 '$top_srcdir/tests/shadow_client.py' \"\$uri\" write \
+            '$shadow' ${opts[*]} &&
+        python3 '$top_srcdir/tests/mdsb.py' wait-clean '${!#}' 60" \
+        2> "$tmpdir/create.log" || { cat "$tmpdir/create.log"; exit 1; }
 }

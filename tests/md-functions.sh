@@ -33,9 +33,8 @@ client ()
 md_create ()
 {
     make_members "$3" "$size" "$1"
-    AFTER="python3 $top_srcdir/tests/mdsb.py wait-clean ${members[0]}" \
-        client "$tmpdir/$1.shadow" write --seed "$2" --whole --writes "$4" -- \
-        create=true level="$2" chunk=$chunk "${members[@]}"
+    md_new "$tmpdir/$1.shadow" --seed "$2" --whole --writes "$4" -- \
+        level="$2" chunk=$chunk "${members[@]}"
 }
 
 copy_set ()

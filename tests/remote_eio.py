@@ -22,6 +22,15 @@ def timed(fn, *args):
     return r, err
 
 
+def chunks(arr, rng):
+    """(row, data chunk, array offset of a random 4K in it) for every data
+    chunk of the array, row by row."""
+    for s in range(arr.rows):
+        for i in range(arr.dd):
+            yield s, i, arr.chunk_offset(s, i) + \
+                rng.randrange(0, arr.chunk - 4096, 512)
+
+
 def arrays(hz):
     """(array, failing member, rng, shadow) for each configuration."""
     for n, (level, kinds, layout, k) in enumerate(CONFIGS):

@@ -16,18 +16,15 @@ with faults.Test(filters=["error"], timeout=100) as hz:
         snap = [x.read() for x in arr.members]
         m.fail_reads(True)
         counts = {"ok": 0, "reconstructed": 0}
-        for s in range(arr.rows):
-            for i in range(arr.dd):
-                off = arr.chunk_offset(s, i) + \
-                    rng.randrange(0, arr.chunk - 4096, 512)
-                got, err = remote_eio.timed(arr.h.pread, 4096, off)
-                on_k = arr.where(off)[2] == k
-                assert err is None, "row %d chunk %d (member %d): read " \
-                    "failed: %s" % (s, i, arr.where(off)[2], err)
-                assert got == shadow[off:off + 4096], \
-                    "row %d chunk %d (member %d): wrong data" % (
-                        s, i, arr.where(off)[2])
-                counts["reconstructed" if on_k else "ok"] += 1
+        for s, i, off in remote_eio.chunks(arr, rng):
+            got, err = remote_eio.timed(arr.h.pread, 4096, off)
+            on_k = arr.where(off)[2] == k
+            assert err is None, "row %d chunk %d (member %d): read " \
+                "failed: %s" % (s, i, arr.where(off)[2], err)
+            assert got == shadow[off:off + 4096], \
+                "row %d chunk %d (member %d): wrong data" % (
+                    s, i, arr.where(off)[2])
+            counts["reconstructed" if on_k else "ok"] += 1
         # One read over the whole array touches the failing member.
         got, err = remote_eio.timed(arr.h.pread, arr.size, 0)
         assert err is None and got == shadow, "whole-array read (degraded)"

@@ -17,29 +17,26 @@ with faults.Test(filters=["error"], timeout=100) as hz:
         m = arr.members[k]
         m.fail_writes(True)
         counts = {"ok": 0, "degraded": 0}
-        for s in range(arr.rows):
-            for i in range(arr.dd):
-                off = arr.chunk_offset(s, i) + \
-                    rng.randrange(0, arr.chunk - 4096, 512)
-                j = arr.where(off)[2]
-                touches_k = k == j or k in arr.row_members(s)
-                if touches_k and s % 2 == 0:
-                    continue        # even rows: only requests that avoid k
-                op = rng.choice(("write", "write", "zero", "trim"))
-                data = rng.randbytes(4096) if op == "write" else bytes(4096)
-                if op == "write":
-                    _, err = remote_eio.timed(
-                        arr.h.pwrite, data, off,
-                        nbd.CMD_FLAG_FUA if rng.random() < 0.2 else 0)
-                elif op == "zero":
-                    _, err = remote_eio.timed(arr.h.zero, 4096, off)
-                else:
-                    _, err = remote_eio.timed(arr.h.trim, 4096, off)
-                assert err is None, \
-                    "row %d chunk %d: a %s with member %d failing " \
-                    "failed: %s" % (s, i, op, k, err)
-                shadow[off:off + 4096] = data
-                counts["degraded" if touches_k else "ok"] += 1
+        for s, i, off in remote_eio.chunks(arr, rng):
+            j = arr.where(off)[2]
+            touches_k = k == j or k in arr.row_members(s)
+            if touches_k and s % 2 == 0:
+                continue        # even rows: only requests that avoid k
+            op = rng.choice(("write", "write", "zero", "trim"))
+            data = rng.randbytes(4096) if op == "write" else bytes(4096)
+            if op == "write":
+                _, err = remote_eio.timed(
+                    arr.h.pwrite, data, off,
+                    nbd.CMD_FLAG_FUA if rng.random() < 0.2 else 0)
+            elif op == "zero":
+                _, err = remote_eio.timed(arr.h.zero, 4096, off)
+            else:
+                _, err = remote_eio.timed(arr.h.trim, 4096, off)
+            assert err is None, \
+                "row %d chunk %d: a %s with member %d failing " \
+                "failed: %s" % (s, i, op, k, err)
+            shadow[off:off + 4096] = data
+            counts["degraded" if touches_k else "ok"] += 1
         arr.h.flush()
         faults.log("  writes with member %d failing: %s" % (k, counts))
         for s in range(arr.rows):
