@@ -5,6 +5,11 @@
                  [--data-offset N] [--image OUT] [--all] m0 m1 ...
     raidcheck.py --self-test
 
+As a module it is the tests' one row checker: scan() walks the rows of
+member files with each row's parity mismatches, bad_rows() lists the
+rows whose P or Q is wrong, image_of() rebuilds the array's data
+(faults.Array.bad_rows and faults.check_members are built on them).
+
 This is the tests' second opinion on the plugin, so it shares nothing with
 it: it does not import or parse plugin code, and its layout code follows
 the case-by-case description of Linux md's raid5_compute_sector()
