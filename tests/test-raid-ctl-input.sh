@@ -11,7 +11,6 @@
 #   - the socket is mode 0600, as the man page says (it was 0700).
 
 source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
-requires_plugin_feature 'raid_control=yes$' 'control socket'
 ctl_tool=$top_srcdir/tools/nbdkit-raid-ctl
 ctl () { python3 "$ctl_tool" "$tmpdir/ctl" "$@"; }
 # send LINE: the reply to LINE sent as it is (no newline added).

@@ -9,7 +9,6 @@
 # and SIGTERM must end nbdkit within 3 seconds.
 
 source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
-requires_plugin_feature 'raid_control=yes$' 'control socket'
 skew=$top_builddir/tests/.libs/libclockskew.so
 if [ ! -f "$skew" ]; then
     echo "$0: SKIP: $skew has not been built"

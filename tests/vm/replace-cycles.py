@@ -16,11 +16,11 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 ".."))
-import raidfail_lib as rf  # noqa: E402
+import faults  # noqa: E402
 
 sock, cycles, size, where, name = sys.argv[1:6]
 roles = sys.argv[6:]
-ctl = rf.Control(sock)
+ctl = faults.Control(sock)
 ctl.wait_idle(120)                  # a new array's first resync
 rng = random.Random(1)
 for c in range(int(cycles)):

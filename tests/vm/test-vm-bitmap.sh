@@ -42,13 +42,11 @@
 #  (md 6.1 logs "bitmap initialized from disk: ... set N of M bits" only at
 #  debug level, so dmesg cannot show it.)
 #
-# Skips unless qemu and the guest are here and the plugin has the bitmap
-# (--dump-plugin: raid_bitmap=internal).
+# Skips unless qemu and the guest are here.
 
 source "$(dirname "$0")/../functions.sh"
 source "$(dirname "$0")/common.sh"
 requires nbdsh
-requires_plugin_feature 'raid_bitmap=internal' 'md write-intent bitmap'
 vm_setup
 
 MEMBER_SIZE=${MEMBER_SIZE:-8M}

@@ -21,10 +21,7 @@ vm_setup
 
 MEMBER_SIZE=${MEMBER_SIZE:-32M}
 CHUNK=64K
-geometry=(level=6 chunk=$CHUNK layout=left-symmetric)
-if nbdkit "$RAID_PLUGIN" --help 2>&1 | grep -q '^metadata='; then
-    geometry=(metadata=none "${geometry[@]}")
-fi
+geometry=(metadata=none level=6 chunk=$CHUNK layout=left-symmetric)
 
 free_port ()
 {

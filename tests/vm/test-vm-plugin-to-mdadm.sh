@@ -11,13 +11,11 @@
 # count no mismatches.  Also an array put through hundreds of fail/replace
 # cycles (its dev_numbers reused as md reuses them), and arrays mdadm
 # created (in a first guest boot) and the plugin then wrote to, assembling
-# from their superblocks.  Skips
-# if the plugin does not write superblocks.
+# from their superblocks.
 
 source "$(dirname "$0")/../functions.sh"
 source "$(dirname "$0")/common.sh"
 requires nbdsh
-requires_plugin_feature 'raid_metadata=.*md' 'md superblocks'
 vm_setup
 
 MEMBER_SIZE=${MEMBER_SIZE:-12M}
