@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """What the test-raid-fail-control-*.py tests share: a RAID-6 of five
 local members with the control socket (control=PATH) and its client,
 tools/nbdkit-raid-ctl, with random data; member 3's path has a quote and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """fail_degraded.run(configs): degraded arrays serve every byte (run by
 test-raid-fail-degraded-r5.py and -r6.py).
 

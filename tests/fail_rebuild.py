@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """What test-raid-fail-rebuild-*.py share: four clients on their own
 connections keep writing, zeroing, flushing and reading back their own
 pieces of the array (every stripe is shared, workload.Load) while

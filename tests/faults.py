@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """faults: the harness of the Python tests: the test's environment, member
 servers, arrays, their control sockets, and faults.
 

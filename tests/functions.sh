@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Helpers sourced by every shell test (test-raid-*.sh).
 #
 # What a test gets by sourcing this file:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """What the test-raid-md-bitmap-*.py tests share: md's write-intent bitmap
 (internal, md-bitmap.c's format), end to end.
 

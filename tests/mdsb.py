@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """mdsb: md v1.2 superblocks and internal write-intent bitmaps, read and
 changed independently of the plugin.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Plugin tests.  Each plugin engine has its own Check program that links
 # only the files it tests.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """raidcheck: verify RAID-5/6 parity on member files; rebuild the array image.
 
     raidcheck.py --level 6 --layout left-symmetric --chunk 65536 \\

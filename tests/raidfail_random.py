@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """raidfail_random: the randomized test of everything at once (run by
 tests/test-raid-fail-random.py and test-raid-fail-random-regress.py).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """remote_restart.run(MODE, HOW): a remote member's server is restarted
 while the array is idle, and comes back over the same disk or another.
 

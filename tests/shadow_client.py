@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """shadow_client.py URI MODE SHADOW [--seed N] [--whole] [--writes N]:
 the client of the shell tests' md arrays.  SHADOW is the file that holds
 what the array must contain.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Bad configurations: each must stop nbdkit before it serves anything, with
 # a message that names the problem (and the key or path at fault), and
 # must leave every member byte for byte as it was.

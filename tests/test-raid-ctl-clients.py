@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The control socket serves several clients at once, times out idle ones,
 and never delays nbdkit's shutdown (issue 11, item 12).  It used to serve
 one client at a time with a blocking read and no timeout: one client that

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """`fail N` is refused while another member rebuilds if fewer members would
 be in sync than the level needs, unless forced (issue 11, item 4).  A
 member being rebuilt is not in sync: on RAID-5, failing a second member

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # What the control socket takes from its clients and gives them (issue 11,
 # item 16):
 #   - a command line over 4,095 bytes is refused whole and does nothing

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # In the background nbdkit runs in /, but control=PATH and the PATH of
 # "replace N PATH" are relative to where they were written: the socket is
 # where the command line said, and the replacement is named by its full

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Replaced members are closed once no request can use them (issue 11,
 item 14): every replace used to keep the old member open until nbdkit
 exited (400 fds after 390 cycles).

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """`replace` while a scrub or resync runs is refused before it changes
 anything (issue 11, item 13).  The old code installed the new member,
 wrote its superblock, then found the scrub running: it answered an error

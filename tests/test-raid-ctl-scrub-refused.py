@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """A refused `scrub check|repair` leaves the job that runs alone (issue 11,
 item 9).  The old scrub_start wrote the new parameters (repair, resync,
 counters) into the one job struct before job_start found a job running,

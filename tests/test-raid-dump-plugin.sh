@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # nbdkit --dump-plugin and --help: the plugin names its parity
 # implementation (one of the ones it lists, the scalar reference among
 # them), its io_uring features and its md write-intent bitmap, and --help

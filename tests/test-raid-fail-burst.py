@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """A member fails in the middle of a write burst, and no acknowledged
 write is lost.  Eight clients, each with its own connection, write,
 zero, flush and read back their own pieces of the array (dealt round

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The accepted path of the control socket: fail, then a replacement
 rebuilt at 2M/s (rebuild-rate), watched through status (the member
 rebuilding, its recovery_offset growing steadily and within the member,

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The control commands that must be refused are refused with "error:
 ..." and change nothing (the member table, every member file): fail of a
 member that does not exist (out of range, negative, not a number,

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The control socket's status is one JSON object with every documented
 field, right for the array (level, layout, chunk, size, degraded,
 failed, and per member its index, name, state and recovery_offset; the

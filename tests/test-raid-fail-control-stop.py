@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """nbdkit stops promptly in the middle of a throttled rebuild (2M/s, a
 member of 1 MiB): it exits on SIGTERM with status 0 (faults.py SIGKILLs
 it after 2 s, and the status would then be negative).

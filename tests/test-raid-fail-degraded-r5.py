@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Degraded RAID-5 arrays serve every byte: every single member of every
 md layout over 3..6 members is left out of a filled array, which must
 read back byte-exact, take writes degraded, and rebuild onto a fresh

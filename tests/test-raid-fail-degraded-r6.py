@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Degraded RAID-6 arrays serve every byte: every single member and every
 pair of members of every md layout over 4..8 members is left out of a
 filled array, which must read back byte-exact, take writes degraded, and

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The randomized test (tests/raidfail_random.py) replaying every seed
 that ever failed, as listed with its reason in tests/random-seeds.regress
 (each with its mix, and the arrays and op count where it failed).  A

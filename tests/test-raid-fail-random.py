@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """A long randomized run of everything at once, from one fresh seed:
 client I/O, member failures (fail N, EIO, killed servers), member
 servers restarted, replacements, rebuilds, scrubs and nbdkit restarts,

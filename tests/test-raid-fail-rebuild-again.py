@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """A RAID-5 member that fails again while it is being rebuilt under load
 is rebuilt from the start onto its next replacement: member 0 is failed,
 replaced and rebuilt at rebuild-rate=2M while four clients write and

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """A RAID-6 rebuild under load goes on from P+Q when a second member
 fails halfway through it: member 1 is failed, replaced and rebuilt at
 rebuild-rate=1M while four clients write and read (tests/fail_rebuild.py);

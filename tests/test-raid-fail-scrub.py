@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Scrub finds exactly the pages that were corrupted, and repair fixes them.
 With nbdkit stopped, bytes are flipped straight in the member files: P
 pages, Q pages, P and Q of one page, a P corruption across a page

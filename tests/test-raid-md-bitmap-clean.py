@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """A clean shutdown clears every bit of the write-intent bitmap: bits
 set on disk by writes (exactly those of the rows written) are cleared by
 SIGTERM, and by the end of --run; then events_cleared = the bitmap's

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """A corrupt bitmap superblock on every member (bad magic, version 99,
 chunksize not a power of two or too small, a UUID not the set's,
 daemon_sleep 0, clustered) stops nbdkit before it serves, with a message

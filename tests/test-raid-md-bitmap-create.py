@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """create=true writes a valid write-intent bitmap on every member (md's
 internal bitmap, md-bitmap.c's format): feature bit, bitmap_offset 8,
 magic, version 4, UUID = set UUID, chunksize, daemon_sleep, sync_size =

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """After a crash the write-intent bitmap marks exactly the rows written,
 and the next start resyncs those rows only.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """bitmap=none: no bitmap feature bit on any member, nothing written
 where the bitmap would be, status bitmap null, and a full resync after
 SIGKILL with the data intact.  The bitmap parameters are refused without

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """A stale write-intent bitmap after an unclean stop means a full resync:
 a bitmap whose events are one older than the superblocks' (RAID-6), or
 with the STALE state bit (RAID-5).  A P chunk in a region the bitmap

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # clean/active in the md superblocks.  After a flush and a clean exit the
 # superblocks say clean (resync_offset all ones), the event count goes up
 # and back down as md's does, the update time says they were rewritten,

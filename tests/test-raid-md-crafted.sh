@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Crafted md superblocks at start-up (issue 11, items 2 and 16): each one
 # carries a correct checksum, so only the checks of its fields can stop
 # it.  Every case must stop nbdkit before it serves, with a message that

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # create=true writes nothing unless every check has passed (issue 11,
 # item 15).  Before the fix, a `missing` member and a control= path that
 # cannot be bound were found out only after the fork (the resync, the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # md v1.2 superblocks, from the host (tests/vm/ does it with Linux's md):
 # create=true writes an array that later starts from its superblocks
 # alone (no geometry parameters, members in any order), clean after

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # An update a crash interrupted.  A crash while the superblocks are
 # rewritten leaves some members one event behind the others.  Like the
 # kernel and mdadm, one behind is in sync: the member is used and written

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # An md array started with a member left out is degraded and correct (the
 # left-out member is not written, the others' event count advances); the
 # member given back later is stale (older events): reported stale and not

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Read-only means nothing is written to any member (issue 11, item 7), as
 # with mdadm --assemble --readonly: nbdkit -r (which nbdkit 1.32 tells the
 # plugin only per connection, after the resync and the rebuild would have

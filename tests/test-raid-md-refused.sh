@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Bad md input stops nbdkit with a message naming the cause and leaves
 # every member byte for byte as it was: a corrupted superblock, members of
 # two arrays, two members claiming one role, too many members missing,

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Thousands of fail/replace cycles on an md array (issue 11, item 1).
 
 Before the fix every replacement took the highest dev_number plus one:

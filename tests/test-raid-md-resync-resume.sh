@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # A resync stopped cleanly goes on where it stopped.  An array without a
 # bitmap, its resync slowed down by rebuild-rate (md's sync_speed_max),
 # stopped (SIGTERM) half way: the superblocks record how far it got in

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # An unclean md array with a half-rebuilt member (issue 11, item 3).
 #
 # md's raid5_run() refuses to start a dirty array that is degraded, and a

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Every parity implementation the plugin lists (--dump-plugin's
 raid_parity_impls), forced with parity=NAME, produces parity that the
 independent checker (raidcheck.py) accepts, for RAID-5 and RAID-6: full-

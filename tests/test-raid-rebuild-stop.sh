@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # nbdkit stops at once in the middle of a throttled rebuild (issue 11,
 # item 18).  The throttle used to test "now < due" on one clock reading
 # and sleep "due - now" from a second; preempted in between, the time left

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Remote members whose server has a minimum block
 size (nbdkit's blocksize-policy filter, which refuses a request that is
 not aligned to it with EINVAL, as a strict server or a 4Kn disk does).

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """A remote member whose reads return EIO (nbdkit's error filter): every
 4K read of every data chunk returns the right data, the failing member's
 chunks from parity, and so does one read over the whole array; no

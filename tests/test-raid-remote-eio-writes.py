@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """A remote member whose writes return EIO (nbdkit's error filter): 4K
 writes (some FUA), zeroes and trims into every row (on even rows, only
 those that avoid the failing member) all succeed, degraded where they

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """A remote member that stops answering (SIGSTOP: the kernel still
 accepts connections, nothing answers), with member-timeout=2: a read of
 its chunks returns the right data, from parity, within 4 s instead of

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """A remote member's server of an md array is restarted over the same file
 grown by 1 MiB (another disk, by its size).  The first request that
 reconnects must find that the new connection is not the member's disk

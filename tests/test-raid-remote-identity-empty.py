@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """A remote member's server of an md array is restarted over an empty
 memory disk of the same size (the disk was lost).  The first request
 that reconnects must find that the new connection is not the member's

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """A remote member's server of an md array is restarted over a copy of its
 file taken before another member failed (its superblock's event count is
 behind what was written to it since).  The first request that reconnects

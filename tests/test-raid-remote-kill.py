@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """A remote member's server is killed (SIGKILL) under a live array with
 member-timeout=2, then restarted on the same socket over the same file.
 

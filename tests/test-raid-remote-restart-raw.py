@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """A remote member's server of a raw array (metadata=none) is restarted
 while the array is idle, over the same file.  A raw member carries
 nothing that says which disk it is, and the plugin's proof that a new

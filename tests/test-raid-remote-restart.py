@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """A remote member's server of an md array is restarted while the array is
 idle (a planned restart of a storage server: kill, start again on the
 same socket over the same file, no client I/O in between).  Every new

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Remote members behave exactly like local ones.  Arrays that mix local
 member files and members served over NBD (nbdkit's file plugin behind
 the error filter, on Unix sockets; one server without multi-conn, so

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """A remote member whose server answers writes after 10 s (nbdkit's delay
 filter), with member-timeout=2: a write that needs it succeeds without
 it (degraded) within 4 s and reads back; writes and reads that avoid it

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Description: a process that cannot make io_uring rings (at its file
 # limit) still serves every request, and fails no member.
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """workload: what the Python tests do to an array as its clients, and how
 they check what they read: a shadow image of what the array must hold.
 

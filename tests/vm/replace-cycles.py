@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Fail and replace members of a running array, many times over.
 
     replace-cycles.py CONTROL-SOCKET CYCLES SIZE DIR NAME FILE...

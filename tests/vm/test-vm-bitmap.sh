@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # md write-intent bitmaps pass between the plugin and Linux md intact.
 #
 # Two guest boots (tests/vm/build-guest.sh; the guest side is

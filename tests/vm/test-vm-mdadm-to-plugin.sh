@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Arrays made by Linux md are read exactly by the plugin.
 #
 # In a guest (qemu, Debian's kernel, tests/vm/build-guest.sh), mdadm

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The Linux kernel's NBD client uses the plugin's export as a disk.
 #
 # Here the plugin serves two RAID-6 arrays of six sparse files on

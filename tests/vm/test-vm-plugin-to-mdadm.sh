@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Arrays the plugin creates (create=true) are arrays Linux md accepts.
 #
 # The plugin writes fresh md v1.2 superblocks on member files (RAID-5 and
