@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Shared by the end-to-end benchmarks (e2e.sh, e2e-degraded.sh,
 # e2e-remote.sh): settings, tool checks, a private folder on tmpfs and the
 # nbdkit servers started in it, all cleaned up on exit.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # What md's write-intent bitmap costs: fio's nbd engine, 4 KiB random writes
 # at queue depth 32 (randwrite-4k.fio) and 1 (rmw-latency-4k.fio), against
 # arrays of six tmpfs members that differ only in their metadata:

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Failure benchmark: a RAID-6 of six tmpfs members served healthy, with one
 # and with two members failed (fail N through the control socket), read by
 # fio's nbd engine in one run so the ratios compare like with like; then the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # End-to-end benchmark of remote members: fio's nbd engine against the
 # same RAID array twice in one run, once over six local tmpfs member files
 # and once over six remote members (one nbdkit memory server per member,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # End-to-end benchmark: fio's nbd engine against RAID-6 and RAID-5 arrays
 # of six tmpfs members, and against nbdkit's file plugin on one tmpfs file
 # (the NBD floor on this machine), all in one run so that the ratios

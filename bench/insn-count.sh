@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Instructions per byte of every parity kernel, counted under QEMU.
 #
 # Why count instructions.  Wall-clock time under an emulator says nothing,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* raidbench: time libparity's kernels against each other and ISA-L.
  *
  * What it measures.  The three operations that md's RAID-5/6 write path

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* raidbench internals shared between its source files. */
 
 #ifndef RAIDBENCH_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* avx2x4 with non-temporal stores of P and Q: the counter-example.
  *
  * This is libparity's own avx2x4 (the same kernels.h body and the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* AVX2 implementation: 32-byte vectors.  The vector operations and their
  * reasons (doubling with vpblendvb, multiplication by a constant with two
  * vpshufb nibble lookups) are in vec_avx2.h; this file instantiates

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* AVX-512 implementation: 64-byte vectors, AVX-512F and AVX-512BW.
  *
  * The vector operations and their reasons are in vec_avx512.h; this file

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Checking a stripe against its parity, and locating a single bad block.
  *
  * The mathematics.  Let P(data) and Q(data) be the parity that the data

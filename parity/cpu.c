@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CPU feature detection for choosing a parity implementation.
  *
  * A vector instruction set is usable only when the CPU implements it *and*

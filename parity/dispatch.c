@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Choosing and calling a parity implementation.
  *
  * The families built for this architecture are listed below, slowest

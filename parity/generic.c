@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The generic implementation: portable 64-bit integer code, and the
  * reference every SIMD implementation is tested against.
  *

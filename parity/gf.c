@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* GF(2^8) arithmetic for RAID-6: log and antilog tables for polynomial
  * x^8+x^4+x^3+x^2+1 (0x11d), generator g = 2, and the recovery constants
  * derived from them, and the nibble tables of every constant for the

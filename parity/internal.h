@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libparity internals: the implementation registry, CPU features and the
  * GF(2^8) tables shared by every implementation.  Nothing here is public:
  * programs use parity.h.

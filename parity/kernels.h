@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The five parity operations written once, for any vector type.
  *
  * Every implementation (generic 64-bit integers, SSE2, AVX2, ...) is this

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The five parity operations for SVE, written once for every vector
  * length and unroll: kernels.h's algorithms in the shape SVE allows.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* NEON (Advanced SIMD) implementation for aarch64: 16-byte vectors.
  *
  * NEON is part of every aarch64 CPU, so this file needs no special flags;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libparity: RAID-5 and RAID-6 parity with run-time selected SIMD kernels.
  *
  * The semantics are Linux md's (lib/raid6, include/linux/raid/pq.h and the

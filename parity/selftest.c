@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The self-test an implementation passes before libparity uses it.
  *
  * Why.  A kernel that computes wrong parity does not crash: it writes

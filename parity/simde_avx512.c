@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The AVX-512 kernels compiled against SIMDe: test builds only.
  *
  * vec_avx512.h with PARITY_VEC_SIMDE takes its _mm512_* intrinsics from

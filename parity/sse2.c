@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* SSE2 implementation: 16-byte vectors, the x86-64 baseline, so it runs on
  * every x86-64 CPU.  The vector operations and their reasons are in
  * vec_sse2.h; this file instantiates kernels.h with them at unrolls 1, 2

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* SVE implementation for aarch64: vector-length agnostic.
  *
  * One binary runs at every SVE vector length, 16 to 256 bytes: the code asks

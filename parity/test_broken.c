@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A broken implementation, for testing the self-test: test builds only.
  *
  * Generic in every operation but gen_syndrome, which gets the last byte of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The AVX2 vector operations for kernels.h: 32-byte vectors.  In a header
  * of their own so that raidbench can instantiate the same kernels with
  * non-temporal stores (bench/rmw_nt.c), and so that a family with other

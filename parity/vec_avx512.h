@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The AVX-512 (F + BW) vector operations for kernels.h: 64-byte vectors.
  * In a header of their own so that the same operations serve two families,
  * and so that a family with other GF(2^8) arithmetic on the same registers

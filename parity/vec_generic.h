@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The generic vector operations for kernels.h: a uint64_t is a vector of
  * eight bytes, so the reference needs no instruction set beyond C.
  *

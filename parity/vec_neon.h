@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The NEON (Advanced SIMD) vector operations for kernels.h: 16-byte
  * vectors.
  *

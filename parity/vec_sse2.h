@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The SSE2 vector operations for kernels.h: 16-byte vectors, the x86-64
  * baseline.  Include only from files compiled with -msse2.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The SVE vector operations for kernels_sve.h: vectors of svcntb () bytes,
  * 16 to 256, not known until run time.
  *

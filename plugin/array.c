@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The array: opening and checking members, and splitting client requests.
  *
  * A client request covers a byte range of the array.  The geometry cuts it

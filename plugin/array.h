@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The array: members, geometry and stripe cache, and the splitting of
  * client requests into per-row work; see array.c.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The array's configuration: what the parameters say (params.c fills
  * it in), what array_open and md_array_assemble read.  A header of its
  * own so that the parameters' parser and md need nothing of the array.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The control socket: how an operator sees and steers a running array.
  *
  * With control=PATH the plugin listens on a Unix socket at PATH (mode 0600:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The operator's control socket; see control.c. */
 
 #ifndef RAID_CONTROL_H

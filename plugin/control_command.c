@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The control socket's command language.
  *
  *   status                     array, members, rebuild and scrub progress

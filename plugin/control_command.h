@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One line of the control socket's protocol, parsed; see
  * control_command.c.
  */

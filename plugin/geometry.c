@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Array geometry: md's RAID-5/6 layouts, validated and mapped.
  *
  * md writes its placement as twelve cases (raid5_compute_sector(): six

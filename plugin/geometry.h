@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Array geometry: where each chunk of a RAID-5 or RAID-6 array lives.
  *
  * The layouts are exactly Linux md's (drivers/md/raid5.c,

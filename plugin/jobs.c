@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The background jobs that repair an array while it serves, and the
  * operator actions that start them: failing a member, replacing one
  * (which starts a rebuild), scrubbing; and the resync after an unclean

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Operator actions and the background jobs that repair an array while it
  * serves (rebuild, resync, scrub); see jobs.c.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Little-endian fields of on-disk records (md's superblocks), read and
  * written byte by byte: no packed structs, no host byte order.
  */

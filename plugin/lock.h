@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The plugin's locks, in the one order in which they may be taken, and a
  * lock held for the rest of a scope.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The array's md metadata: assembling an array from its members' v1.2
  * superblocks, creating superblocks mdadm accepts, and keeping them true
  * while the array serves.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The array's md v1.2 metadata; see md_array.c.
  *
  * md works on the member table (members.h) and nothing else of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* md's write-intent bitmap, kept while the array serves.
  *
  * An md array that was not shut down cleanly must resync its parity: a

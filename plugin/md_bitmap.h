@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* md's write-intent bitmap while the array serves; see md_bitmap.c. */
 
 #ifndef RAID_MD_BITMAP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* md's write-intent bitmap on disk: its superblock (md-bitmap.h's
  * bitmap_super_t, internal bitmaps) and how many bits and bytes it takes.
  * Pure functions of bytes, apart from md_bitmap.c's state and I/O, so

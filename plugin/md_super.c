@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Linux md v1.2 superblocks.
  *
  * md's version-1 superblock (include/uapi/linux/raid/md_p.h, md(4)) is a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Linux md v1.2 superblocks: reading, checking and writing them; see
  * md_super.c.  (The write-intent bitmap's own superblock is
  * md_bitmap.h's.)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Dispatch of member I/O batches to backends; see member.h. */
 
 #include <config.h>

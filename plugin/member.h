@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Members: the disks an array is made of, behind one small interface.
  *
  * The stripe cache and the array never know what a member is.  They

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The file backend: members that are local files or block devices, with
  * all data I/O through io_uring.
  *

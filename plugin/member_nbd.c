@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The NBD backend: members that are remote NBD exports, through libnbd.
  *
  * Connections.  When the server advertises multi-conn (a flush on one

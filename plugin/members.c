@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The member table: which member holds each role, the failure policy,
  * what the array can still serve, and replacing a member while requests
  * read the table.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The member table of an array: which member holds each role, what the
  * array can still serve, THE failure policy, and replacing a member while
  * requests read the table; see members.c.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Did nbdkit get -r?  Read from the server's own command line.
  *
  * nbdkit 1.32 tells a plugin that it serves read-only only per

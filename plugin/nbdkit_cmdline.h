@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Whether nbdkit was started with -r; see nbdkit_cmdline.c. */
 
 #ifndef RAID_NBDKIT_CMDLINE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The plugin's parameters: each key=value nbdkit hands over is parsed and
  * range-checked here into struct raid_params, and the checks that need
  * several parameters run once they are all in (params_check).  Nothing

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The plugin's parameters; see params.c. */
 
 #ifndef RAID_PARAMS_H

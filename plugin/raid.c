@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* nbdkit raid plugin: the nbdkit glue only.
  *
  * Parameters are parsed by params.c, checked and turned into an open array

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Signatures of other formats: what a disk carries that is not ours.
  *
  * A disk given to the array (a member at start-up without an md v1.2

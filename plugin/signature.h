@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What else a disk may carry: the signatures of other formats; see
  * signature.c.
  */

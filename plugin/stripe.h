@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The stripe cache: one stripe row at a time, under the row's lock;
  * stripe_internal.h says which file does what.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The stripe cache: stripe heads, their locks and the budget; a row's
  * pages, and which of them a request on the row covers.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The stripe cache's insides, shared by its files (stripe.h is what the
  * rest of the plugin sees):
  *

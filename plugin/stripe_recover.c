@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Reading a row through the cache, and reconstructing what members that
  * cannot be read hold: degraded reads (stripe_read), the degraded path of
  * writes (stripe_write.c), and rebuilding a member row by row

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Checking a row's parity, and repairing it (stripe_scrub_row): the
  * scrub and the resync (jobs.c).
  *

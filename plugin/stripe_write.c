@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Writing part of one stripe row (stripe_write), with the row's head
  * held (stripe_cache.c):
  *  1. Cut the written range into row segments (stripe_plan_make).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The main job on a built-in default: a new md RAID-6 (create=true: md
 # v1.2 superblocks and a write-intent bitmap, which mdadm also accepts) of
 # six sparse 256 MiB members in a temporary folder, served over NBD on

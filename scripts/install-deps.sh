@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Install everything nbdkit-raid needs to build, test and benchmark on
 # Debian 12, from Debian's own packages.  Run as root.  The sanitizer
 # targets need clang and its runtimes (libclang-rt-14-dev: ASan, libFuzzer

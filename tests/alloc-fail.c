@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Description: an LD_PRELOAD shim that makes the raid plugin's
  * aligned_alloc fail (NULL, errno ENOMEM) while the file named by
  * ALLOC_FAIL_FILE exists, so that a test can run a process out of memory

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Description: an LD_PRELOAD shim that makes the raid plugin's
  * CLOCK_MONOTONIC jump ahead by CLOCK_SKEW_MS (default 200) milliseconds
  * between every odd-numbered reading of a thread and the next one, as if

@@ -1,27 +1,50 @@
-"""faults: a fault-injection harness for the raid plugin's tests.
+# SPDX-License-Identifier: BSD-3-Clause
+"""faults: the harness of the Python tests: the test's environment, member
+servers, arrays, their control sockets, and faults.
 
-    import sys; sys.path.insert(0, TESTS_DIR)
     import faults
-    with faults.Harness() as hz:                    # or Harness(dir=...)
-        arr = hz.array(level=6, chunk=16384,
-                       members=["remote", "local", "remote", "remote"],
-                       member_size=1 << 20, params=["member-timeout=2"])
+    with faults.Test(tools=["qemu-img"], filters=["error"],
+                     timeout=80) as t:              # exit 77 if one is missing
+        arr = t.array(["remote", "local", "remote", "remote"],
+                      member_size=1 << 20, level=6, chunk=16384,
+                      control=True, params=["member-timeout=2"])
         arr.h.pwrite(b"x" * 4096, 0)                # arr.h: an nbd.NBD
+        arr.ctl.ok("fail 2"); arr.ctl.status()      # control=PATH socket
         m = arr.members[0]
         m.fail_reads(True)                          # EIO on its preads
         m.fail_writes(True)                         # EIO on pwrite/zero/trim
         m.kill(); m.restart()                       # SIGKILL; same socket+file
         m.stop(); m.cont()                          # SIGSTOP / SIGCONT: a hang
         m.truncate(size); m.corrupt(offset, n); m.path
+        t.seed, t.rng, t.dir                        # printed, replayable
 
-Why it looks like this.  A member that fails for real is worth more than
-a mock: every remote member is its own nbdkit process serving a member
-file through nbdkit's error filter (per-operation trigger files, so a
-test turns faults on and off by creating or removing a file) and,
+A test program is a .py file that automake's test driver runs with
+Debian's /usr/bin/python3 (tests/Makefile.am: PY_LOG_COMPILER), in the
+environment of make check (top_srcdir, RAID_PLUGIN, PATH).  Test does for
+it what tests/functions.sh does for a shell test:
+  - PATH with /usr/bin first (the nbd module is Debian's python3's), and
+    before it RAID_TEST_PATH, where make check-asan/tsan/valgrind put the
+    nbdkit wrapper (tests/sanitize/run-test);
+  - exit 77 with the reason when a tool, an nbdkit filter or plugin, the
+    nbd module or the built plugin is missing;
+  - a fresh directory (removed at the end unless RAID_TEST_KEEP is set)
+    holding a private copy of the plugin, so that a rebuild while the
+    test runs (libtool relinks in place) cannot pull it from under nbdkit;
+  - the seed, RAID_TEST_SEED or a new one, always printed;
+  - a watchdog: after `timeout` seconds every server is killed, so that a
+    client stuck in libnbd gets an error and the test fails with a
+    traceback instead of hanging; 10 s later the process exits anyway;
+  - on a failure, the traceback and the end of each array's log.
+
+Why members look like this.  A member that fails for real is worth more
+than a mock: every remote member is its own nbdkit process serving a
+member file through nbdkit's error filter (per-operation trigger files, so
+a test turns faults on and off by creating or removing a file) and,
 optionally, the delay filter.  The file stays an ordinary file, so the
 test can read it directly and raidcheck.py can verify parity on it.
 Local members are plain files given to the plugin by path, so one array
-can mix both kinds.
+can mix both kinds.  MissingMember is disk=missing; FileMember a file
+that exists already (a replacement, after a restart).
 
 Member server:  nbdkit -f --exit-with-parent -U SOCK -P PIDFILE
                     [--filter=multi-conn] [--filter=delay] --filter=error
@@ -30,43 +53,67 @@ Member server:  nbdkit -f --exit-with-parent -U SOCK -P PIDFILE
                     error-pwrite-rate=100% error-pwrite-file=TRIGGER.write
                     error-zero-rate=100%   error-zero-file=TRIGGER.write
                     error-trim-rate=100%   error-trim-file=TRIGGER.write
-(or the memory plugin, for benchmarks: no file, no faults).
+(or the memory plugin: no file, no faults).
+
+Arrays.  The geometry given (level, chunk, layout, data_offset) goes on
+the command line; what is left None is not given, and is read back from
+the md superblock (mdsb.py) once nbdkit serves: an md array assembled
+from its superblocks alone.  Raw arrays get metadata=none, arrays made
+with create=true metadata=md, unless params say otherwise.
 
 Clean-up.  Every process started here is a child we hold by pid: it is
 killed (SIGCONT first, in case a test stopped it; then SIGTERM; then
 SIGKILL) when the Harness is closed, at interpreter exit (atexit), and
 on SIGTERM/SIGINT/SIGHUP (turned into SystemExit so that finally blocks
 run too).  --exit-with-parent is a second line of defence should this
-process itself be SIGKILLed.  The working directory is removed when the
-Harness made it.
+process itself be SIGKILLed.
 
 The row arithmetic (which member holds which chunk, parity of a row)
 comes from raidcheck.py, the tests' independent checker, never from the
-plugin.
-
-Run with /usr/bin/python3 (Debian's, which has the nbd module).
+plugin; the client workloads are workload.py's.
 """
 
 import atexit
+import glob
+import hashlib
+import json
 import os
+import random
+import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+import traceback
 
-import nbd
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import raidcheck  # noqa: E402
+try:
+    import nbd
+except ImportError:             # Test() skips, saying why
+    nbd = None
 
 TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(TESTS_DIR)
+sys.path.insert(0, TESTS_DIR)
+import mdsb  # noqa: E402
+import raidcheck  # noqa: E402
+
+K, M = 1024, 1024 * 1024
+
+# PATH as tests/functions.sh makes it (see there).
+os.environ["PATH"] = ":".join(
+    ([os.environ["RAID_TEST_PATH"]] if os.environ.get("RAID_TEST_PATH")
+     else []) + ["/usr/bin", os.environ.get("PATH", "")])
 
 # Every process started by any Harness, for atexit and signals.
 _procs = []
+
+
+def log(*args):
+    print(*args, flush=True)
 
 
 def default_plugin():
@@ -103,8 +150,7 @@ def _on_signal(signum, frame):
 
 
 def _kill_all_now(why):
-    print("faults: %s: killing every server started here" % why,
-          file=sys.stderr, flush=True)
+    log("faults: %s: killing every server started here" % why)
     for p in list(_procs):
         try:
             p.kill()
@@ -123,64 +169,53 @@ def watchdog(seconds):
     return t
 
 
-def cleanup_dir(dir):
-    """Kill the servers whose pid files are in dir: for the shell wrapper,
-    in case this process was itself killed (SIGKILL) or hung.  A pid is
-    killed only if its command line names its own pid file."""
-    for name in sorted(os.listdir(dir)):
-        if not name.endswith(".pid"):
-            continue
-        path = os.path.join(dir, name)
-        try:
-            pid = int(open(path).read().strip())
-            cmdline = open("/proc/%d/cmdline" % pid, "rb").read().split(b"\0")
-        except (OSError, ValueError):
-            continue
-        if path.encode() in cmdline:
-            for sig in (signal.SIGCONT, signal.SIGKILL):
-                try:
-                    os.kill(pid, sig)
-                except ProcessLookupError:
-                    pass
-
-
 atexit.register(_reap_all)
 for _s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
     signal.signal(_s, _on_signal)
 
 
-def have_filter(name):
-    """True if this nbdkit has the named filter."""
-    r = subprocess.run(["nbdkit", "--filter=" + name, "null", "--dump-plugin"],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return r.returncode == 0
+# --- What a test needs ----------------------------------------------------
+
+class Skip(Exception):
+    """Raised (by requires*, or by a test) to skip: exit 77, saying why."""
 
 
-def plugin_has(field, plugin=None):
-    """The value of a --dump-plugin field of the raid plugin, or None."""
-    r = subprocess.run(["nbdkit", plugin or default_plugin(), "--dump-plugin"],
-                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                       universal_newlines=True)
-    for line in r.stdout.splitlines():
-        k, _, v = line.partition("=")
-        if k == field:
-            return v
-    return None
+def requires(*cmds):
+    for cmd in cmds:
+        if shutil.which(cmd) is None:
+            raise Skip("this test needs '%s', which is not installed" % cmd)
 
 
-def expect_degraded(plugin=None):
-    """Does the plugin serve reads of a failed member from parity?
-
-    RAID_EXPECT_DEGRADED=0/1 overrides; else --dump-plugin's
-    raid_degraded=yes.
-    """
-    env = os.environ.get("RAID_EXPECT_DEGRADED")
-    if env is not None and env != "":
-        return env not in ("0", "no", "false")
-    return plugin_has("raid_degraded", plugin) == "yes"
+def _nbdkit_has(args):
+    return subprocess.run(["nbdkit"] + args + ["--dump-plugin"],
+                          stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL).returncode == 0
 
 
-def _wait_for(path, proc, what, timeout=10.0):
+def requires_filter(*names):
+    for name in names:
+        if not _nbdkit_has(["--filter=" + name, "null"]):
+            raise Skip("nbdkit's %s filter is not installed" % name)
+
+
+def requires_plugin(*names):
+    for name in names:
+        if not _nbdkit_has([name]):
+            raise Skip("nbdkit's %s plugin is not installed" % name)
+
+
+def test_seed():
+    """RAID_TEST_SEED, or a new seed; printed so that a failure replays."""
+    seed = int(os.environ.get("RAID_TEST_SEED") or
+               random.randrange(1 << 30))
+    log("%s: seed=%d (replay with RAID_TEST_SEED=%d)"
+        % (os.path.basename(sys.argv[0]), seed, seed))
+    return seed
+
+
+# --- Members ----------------------------------------------------------------
+
+def _wait_for(path, proc, what, timeout=20.0):
     """Wait until path exists (nbdkit writes its pid file once serving)."""
     end = time.monotonic() + timeout
     while time.monotonic() < end:
@@ -332,15 +367,11 @@ class Member:
         with open(self.path, "r+b") as f:
             f.truncate(size)
 
-    def corrupt(self, offset, n, pattern=None):
+    def corrupt(self, offset, n, pattern=None, xor=0xff):
         """Overwrite n bytes at file offset with bytes that differ from
-        what is there (each byte inverted, unless pattern is given)."""
-        with open(self.path, "r+b") as f:
-            f.seek(offset)
-            old = f.read(n)
-            new = pattern if pattern is not None else bytes(b ^ 0xff for b in old)
-            f.seek(offset)
-            f.write(new)
+        what is there (each byte xor'ed with xor: inverted), or with
+        pattern."""
+        corrupt(self.path, offset, n, pattern, xor)
 
     def read(self, offset=0, n=None):
         """The member file's bytes, straight from the file."""
@@ -349,65 +380,249 @@ class Member:
             return f.read() if n is None else f.read(n)
 
 
-class Array:
-    """The raid plugin served on a Unix socket, with a client handle h."""
+class MissingMember:
+    """disk=missing: a member that is absent when the array starts."""
+    remote = False
+    path = None
+    proc = None
+    disk = "missing"
+    name = "missing"
 
-    def __init__(self, hz, members, level=6, chunk=65536, layout="left-symmetric",
-                 data_offset=0, params=(), plugin=None, name="array",
-                 threads=None, metadata=None):
+
+class FileMember:
+    """A member file that already exists (a replacement, after a restart)."""
+    remote = False
+    proc = None
+
+    def __init__(self, path):
+        self.path = self.disk = self.name = path
+
+    def read(self, offset=0, n=None):
+        return Member.read(self, offset, n)
+
+
+def corrupt(path, offset, n, pattern=None, xor=0xff):
+    """Member.corrupt for any file."""
+    with open(path, "r+b") as f:
+        f.seek(offset)
+        old = f.read(n)
+        new = pattern if pattern is not None else bytes(b ^ xor for b in old)
+        f.seek(offset)
+        f.write(new)
+
+
+def file_bytes(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def md5(path):
+    return hashlib.md5(file_bytes(path)).hexdigest()
+
+
+def md5s(paths):
+    return [md5(p) for p in paths]
+
+
+def noise_file(path, size):
+    """A replacement member full of noise: a rebuild must overwrite every
+    byte it is responsible for, and zeroes would hide a skipped chunk."""
+    with open(path, "wb") as f:
+        f.write(os.urandom(size))
+
+
+# --- The control socket -----------------------------------------------------
+
+class Control:
+    """The plugin's control socket: one line out, the reply until EOF."""
+
+    def __init__(self, path, wait=10.0):
+        self.path = path
+        end = time.monotonic() + wait
+        while not os.path.exists(path):
+            if time.monotonic() > end:
+                raise AssertionError("control socket %s did not appear" % path)
+            time.sleep(0.02)
+
+    def cmd(self, line, timeout=30.0):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(timeout)
+        try:
+            s.connect(self.path)
+            s.sendall(line.encode() + b"\n")
+            parts = []
+            while True:
+                b = s.recv(65536)
+                if not b:
+                    break
+                parts.append(b)
+        finally:
+            s.close()
+        return b"".join(parts).decode().strip()
+
+    def ok(self, line):
+        r = self.cmd(line)
+        if r != "ok":
+            raise AssertionError("control %r: replied %r, expected 'ok'"
+                                 % (line, r))
+
+    def error(self, line):
+        """The command must be refused; returns the reply."""
+        r = self.cmd(line)
+        if not r.startswith("error: "):
+            raise AssertionError("control %r: replied %r, expected 'error: ...'"
+                                 % (line, r))
+        return r
+
+    def status(self):
+        r = self.cmd("status")
+        try:
+            return json.loads(r)
+        except ValueError:
+            raise AssertionError("control 'status' is not JSON: %r" % r)
+
+    def wait_idle(self, timeout, poll=0.01, during=None):
+        """Until neither rebuild nor scrub runs; at most timeout seconds.
+        during(status) is called on every poll.  Returns the last status."""
+        end = time.monotonic() + timeout
+        while True:
+            st = self.status()
+            if during:
+                during(st)
+            if not st["rebuild"]["running"] and not st["scrub"]["running"]:
+                return st
+            if time.monotonic() > end:
+                raise AssertionError("still busy after %g s: %s"
+                                     % (timeout, json.dumps(st)))
+            time.sleep(poll)
+
+    def finished_scrub(self, timeout=60):
+        """The status once a scrub (a start-up resync) has finished."""
+        end = time.monotonic() + timeout
+        while True:
+            st = self.status()
+            if st["scrub"]["finished"] and not st["scrub"]["running"]:
+                return st
+            if time.monotonic() > end:
+                raise AssertionError("no finished scrub after %d s: %s"
+                                     % (timeout, st))
+            time.sleep(0.05)
+
+    def states(self):
+        return [m["state"] for m in self.status()["members"]]
+
+
+CTL_TOOL = os.path.join(TOP, "tools", "nbdkit-raid-ctl")
+
+
+def ctl_tool(*args):
+    """tools/nbdkit-raid-ctl ARGS: (exit status, stdout, stderr)."""
+    r = subprocess.run([sys.executable, CTL_TOOL] + list(args),
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True, timeout=60)
+    return r.returncode, r.stdout, r.stderr
+
+
+# --- Arrays -----------------------------------------------------------------
+
+MD_LAYOUTS = {0: "left-asymmetric", 1: "right-asymmetric",
+              2: "left-symmetric", 3: "right-symmetric",
+              4: "parity-first", 5: "parity-last"}
+
+
+class Array:
+    """The raid plugin served on a Unix socket, with a client handle h
+    and, with control=True, its control socket ctl."""
+
+    def __init__(self, hz, members, level=6, chunk=65536,
+                 layout="left-symmetric", data_offset=0, params=(),
+                 plugin=None, name="array", threads=None, metadata=None,
+                 control=False, nbdkit_args=()):
         self.hz = hz
         self.members = members
         self.level, self.chunk, self.layout = level, chunk, layout
         self.data_offset = data_offset
+        # What goes on the command line; the rest is read back (md).
+        self.given = {k: v for k, v in (("level", level), ("chunk", chunk),
+                                        ("layout", layout),
+                                        ("data-offset", data_offset))
+                      if v is not None}
         self.params = list(params)
         self.plugin = plugin or default_plugin()
         self.sock = os.path.join(hz.dir, name + ".sock")
         self.pidfile = os.path.join(hz.dir, name + ".pid")
         self.logfile = os.path.join(hz.dir, name + ".log")
+        self.ctlpath = os.path.join(hz.dir, name + ".ctl") if control else None
+        self.ctl = None
         self.threads = threads
+        self.nbdkit_args = list(nbdkit_args)
         # Raw mode must be asked for (metadata=none); an array made with
-        # create=true, and its later starts, are md (metadata="md").
+        # create=true is md (metadata="md"); one assembled from its
+        # superblocks alone (no level given) is left to find them.
         if any(p.startswith("metadata=") for p in params):
             metadata = None         # the caller says it in params
         elif metadata is None:
-            metadata = "md" if any(p.startswith("create=") for p in params) \
-                else "none"
+            if any(p.startswith("create=") for p in params):
+                metadata = "md"
+            elif level is not None:
+                metadata = "none"
         self.metadata = metadata
         self.proc = None
         self.h = None
-        self.n = len(members)
-        self.npar = 2 if level == 6 else 1
-        self.dd = self.n - self.npar
-        self.row = self.dd * chunk
         self.start()
 
     @property
     def uri(self):
         return "nbd+unix:///?socket=" + self.sock
 
-    def start(self):
-        for p in (self.sock, self.pidfile):
-            if os.path.lexists(p):
-                os.unlink(p)
+    def command(self):
         cmd = ["nbdkit", "-f", "--exit-with-parent", "-U", self.sock,
-               "-P", self.pidfile]
+               "-P", self.pidfile] + self.nbdkit_args
         if self.threads:
             cmd += ["-t", str(self.threads)]
-        cmd += [self.plugin, "level=%d" % self.level, "chunk=%d" % self.chunk,
-                "layout=%s" % self.layout, "data-offset=%d" % self.data_offset]
+        cmd += [self.plugin] + ["%s=%s" % kv for kv in self.given.items()]
         if self.metadata:
             cmd.append("metadata=" + self.metadata)
-        cmd += self.params + ["disk=" + m.disk for m in self.members]
+        if self.ctlpath:
+            cmd.append("control=" + self.ctlpath)
+        return cmd + self.params + ["disk=" + m.disk for m in self.members]
+
+    def start(self):
+        for p in (self.sock, self.pidfile, self.ctlpath):
+            if p and os.path.lexists(p):
+                os.unlink(p)
         log = open(self.logfile, "ab")
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+        self.proc = subprocess.Popen(self.command(), stdin=subprocess.DEVNULL,
                                      stdout=log, stderr=log)
         log.close()
         _procs.append(self.proc)
         self.hz.procs.append(self.proc)
         _wait_for(self.pidfile, self.proc, "the raid plugin (see %s)" % self.logfile)
+        if self.ctlpath:
+            self.ctl = Control(self.ctlpath)
         self.h = self.connect()
         self.size = self.h.get_size()
+        if None in (self.level, self.chunk, self.layout, self.data_offset):
+            self.geometry_from_superblock()
+        self.n = len(self.members)
+        self.npar = 2 if self.level == 6 else 1
+        self.dd = self.n - self.npar
+        self.row = self.dd * self.chunk
         self.rows = self.size // self.row
+
+    def geometry_from_superblock(self):
+        """The geometry not given, from the first member's md superblock
+        (as md would assemble it)."""
+        sb = next(mdsb.read(m.path) for m in self.members if m.path)
+        assert sb["magic"] == mdsb.MAGIC, "no md superblock on the members"
+        if self.level is None:
+            self.level = sb["level"]
+        if self.chunk is None:
+            self.chunk = sb["chunksize"] * 512
+        if self.layout is None:
+            self.layout = MD_LAYOUTS[sb["layout"]]
+        if self.data_offset is None:
+            self.data_offset = sb["data_offset"] * 512
 
     def connect(self):
         h = nbd.NBD()
@@ -415,19 +630,37 @@ class Array:
         h.connect_uri(self.uri)
         return h
 
-    def stop(self):
+    def stop(self, grace=2.0):
+        """Disconnect and stop nbdkit (SIGTERM); returns its exit status."""
         if self.h:
             self.h.shutdown()
             self.h = None
+        status = None
         if self.proc:
-            _reap(self.proc)
+            _reap(self.proc, grace)
+            status = self.proc.returncode
             if self.proc in _procs:
                 _procs.remove(self.proc)
             self.proc = None
+        return status
+
+    def kill(self):
+        """SIGKILL nbdkit: an unclean stop."""
+        self.proc.kill()
+        self.proc.wait()
+        if self.proc in _procs:
+            _procs.remove(self.proc)
+        self.proc = self.h = None
 
     def log(self):
         with open(self.logfile, errors="replace") as f:
             return f.read()
+
+    def expect_log(self, needle, what):
+        text = self.log()
+        if needle not in text:
+            raise AssertionError("%s: %r not in the plugin's log %s:\n%s"
+                                 % (what, needle, self.logfile, text[-2000:]))
 
     # Geometry, from raidcheck.py (not from the plugin).
 
@@ -443,6 +676,14 @@ class Array:
         m = self.layout_of(s)[2][i]
         return s, i, m, self.data_offset + s * self.chunk + in_chunk
 
+    def describe(self, offset):
+        """'row R, data chunk I on member M ...' for messages."""
+        s, i, m, moff = self.where(offset)
+        p, q, _ = self.layout_of(s)
+        return ("row %d, data chunk %d on member %d at member offset %d "
+                "(P on %d%s)" % (s, i, m, moff, p,
+                                 "" if q is None else ", Q on %d" % q))
+
     def chunk_offset(self, s, i):
         """Array offset of data chunk i of row s."""
         return s * self.row + i * self.chunk
@@ -455,37 +696,61 @@ class Array:
     def bad_rows(self, rows=None):
         """Rows (of those given; default all) whose P or Q on the member
         files does not match their data.  Needs file members."""
-        rows = range(self.rows) if rows is None else rows
-        bad = []
-        files = [open(m.path, "rb") for m in self.members]
-        try:
-            for s in rows:
-                off = self.data_offset + s * self.chunk
-                col = []
-                for f in files:
-                    f.seek(off)
-                    col.append(f.read(self.chunk))
-                p, q, data = self.layout_of(s)
-                if col[p] != raidcheck.xor_chunks([col[m] for m in data], self.chunk):
-                    bad.append(s)
-                    continue
-                if q is not None:
-                    order = raidcheck.syndrome_order(self.n, p, q)
-                    if col[q] != raidcheck.q_syndrome([col[m] for m in order],
-                                                      self.chunk):
-                        bad.append(s)
-        finally:
-            for f in files:
-                f.close()
-        return bad
+        return raidcheck.bad_rows(self.level, self.layout, self.chunk,
+                                  self.data_offset,
+                                  [m.path for m in self.members],
+                                  range(self.rows) if rows is None else rows)
+
+
+def run_raidcheck(arr, paths, image=None):
+    """raidcheck.py run as a program on the files, with arr's geometry;
+    (exit status, its output)."""
+    cmd = [sys.executable, os.path.join(TESTS_DIR, "raidcheck.py"),
+           "--level", str(arr.level), "--layout", arr.layout,
+           "--chunk", str(arr.chunk), "--data-offset", str(arr.data_offset),
+           "--all"]
+    if image:
+        cmd += ["--image", image]
+    r = subprocess.run(cmd + list(paths), stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, universal_newlines=True)
+    return r.returncode, r.stdout.strip()
+
+
+def check_members(arr, paths, shadow, what, program=True, exact=False):
+    """Every row's parity must be right on the member files, and the image
+    they hold must begin with the shadow (exact: be the shadow).
+    raidcheck.py run as a program (with --image), or, for tests that check
+    hundreds of arrays, its row checker imported."""
+    if program:
+        image = os.path.join(arr.hz.dir, "raidcheck.image")
+        rc, out = run_raidcheck(arr, paths, image)
+        if rc != 0:
+            raise AssertionError("%s: raidcheck.py on %s failed:\n%s"
+                                 % (what, " ".join(paths), out[-3000:]))
+        img = file_bytes(image)
+        os.unlink(image)
+    else:
+        img, bad = raidcheck.image_of(arr.level, arr.layout, arr.chunk,
+                                      arr.data_offset, paths)
+        if bad:
+            raise AssertionError("%s: row %d: %s on member %d is wrong "
+                                 "(member files %s)"
+                                 % ((what,) + bad + (" ".join(paths),)))
+    n = min(len(img), len(shadow))
+    assert n == len(shadow) and (len(img) == n or not exact), \
+        "%s: member files hold %d bytes, array %d" % (what, len(img),
+                                                      len(shadow))
+    if img[:n] != shadow[:n]:
+        bad = next(i for i in range(n) if img[i] != shadow[i])
+        raise AssertionError("%s: the image rebuilt from the member files "
+                             "differs from the shadow at byte %d (%s)"
+                             % (what, bad, arr.describe(bad)))
 
 
 class Harness:
     """Owns a directory, member servers and arrays; closes them all."""
 
     def __init__(self, dir=None):
-        if dir is None:
-            dir = os.environ.get("FAULTS_DIR")
         self.own_dir = dir is None
         self.dir = dir or tempfile.mkdtemp(prefix="raid-faults.")
         self.members = []
@@ -514,16 +779,42 @@ class Harness:
         return m
 
     def array(self, members, member_size=None, **kw):
-        """An array over members: Member objects, or kinds to create."""
-        ms = []
-        for m in members:
-            if isinstance(m, Member):
-                ms.append(m)
-            else:
-                ms.append(self.member(member_size, m))
+        """An array over members: member objects (Member, MissingMember,
+        FileMember), or kinds of Member to create.  Its log is
+        next_array_log(), named before nbdkit starts."""
+        ms = [m if hasattr(m, "disk") else self.member(member_size, m)
+              for m in members]
         a = Array(self, ms, name="array%d" % len(self.arrays), **kw)
         self.arrays.append(a)
         return a
+
+    def next_array_log(self):
+        """The log file of the array array() starts next: what to show
+        when that nbdkit fails to start (an Array that raises in its
+        constructor is never returned, so its .logfile cannot be asked
+        for)."""
+        return os.path.join(self.dir, "array%d.log" % len(self.arrays))
+
+    def last_array_log(self):
+        """The log of the array started (or tried) last, or None."""
+        logs = [os.path.join(self.dir, f) for f in os.listdir(self.dir)
+                if re.match(r"array\d+\.log$", f)]
+        return max(logs, key=os.path.getmtime) if logs else None
+
+    def refused_array(self, members, expect, what, **kw):
+        """An array that must not start: returns the line of its log that
+        says `expect` (which must name members[0])."""
+        logfile = self.next_array_log()
+        try:
+            self.array(members, **kw)
+        except RuntimeError:
+            text = open(logfile, errors="replace").read()
+            line = [x for x in text.splitlines() if expect in x]
+            assert line and members[0].disk in line[0], \
+                "%s: refused, but not saying %r about %s:\n%s" % (
+                    what, expect, members[0].disk, text)
+            return line[0]
+        raise AssertionError("%s: the array started" % what)
 
     def close(self):
         for a in self.arrays:
@@ -546,64 +837,77 @@ class Harness:
             shutil.rmtree(self.dir, ignore_errors=True)
 
 
-class Timer:
-    """with Timer() as t: ...; t.s is the elapsed seconds."""
+class Test(Harness):
+    """One test program: the checks and set-up tests/functions.sh makes
+    for a shell test (see the top of this file), and a Harness in the
+    test's own directory.  Leaving the with block: 0 (and PASS with the
+    time), 77 on Skip, 1 on anything else, after the traceback and the
+    end of every array's log."""
 
-    def __enter__(self):
+    def __init__(self, tools=(), filters=(), plugins=(), timeout=None,
+                 seed=True):
         self.t0 = time.monotonic()
-        self.s = None
-        return self
-
-    def __exit__(self, *exc):
-        self.s = time.monotonic() - self.t0
-        return False
-
-
-def try_io(fn, *args):
-    """(result, None) or (None, errno name) for one nbd call."""
-    try:
-        return fn(*args), None
-    except nbd.Error as e:
-        return None, e.errno or str(e)
-
-
-def timed(fn, *args):
-    """(result, errno name or None, seconds) for one nbd call."""
-    t0 = time.monotonic()
-    r, err = try_io(fn, *args)
-    return r, err, time.monotonic() - t0
-
-
-def fill(arr, rng):
-    """Write random data over the whole array (whole rows, so no reads);
-    returns the shadow image."""
-    shadow = bytearray(rng.randbytes(arr.size))
-    step = 4 * arr.row
-    for off in range(0, arr.size, step):
-        arr.h.pwrite(shadow[off:off + step], off)
-    arr.h.flush()
-    return shadow
-
-
-def retry(fn, timeout, interval=0.1):
-    """Call fn until it returns without nbd.Error, for at most timeout
-    seconds; returns (result, attempts, seconds), raises the last error."""
-    t0 = time.monotonic()
-    n = 0
-    while True:
-        n += 1
+        self.name = os.path.basename(sys.argv[0])
+        self.dir = None
         try:
-            return fn(), n, time.monotonic() - t0
-        except nbd.Error:
-            if time.monotonic() - t0 > timeout:
-                raise
-            time.sleep(interval)
+            if nbd is None:
+                raise Skip("this test needs the Python module 'nbd' in %s"
+                           % sys.executable)
+            requires("nbdkit", *tools)
+            plugin = default_plugin()
+            if not os.path.isfile(plugin):
+                raise Skip("the plugin %s has not been built" % plugin)
+            requires_filter(*filters)
+            requires_plugin(*plugins)
+        except Skip as e:
+            self._skip(e)
+        keep = bool(os.environ.get("RAID_TEST_KEEP"))
+        dir = tempfile.mkdtemp(prefix="raid-test.",
+                               dir=os.environ.get("TMPDIR") or None)
+        super().__init__(dir)
+        self.own_dir = not keep
+        # A private copy of the plugin (see the top of this file).
+        copy = os.path.join(dir, "nbdkit-raid-plugin.so")
+        shutil.copyfile(plugin, copy)
+        os.environ["RAID_PLUGIN"] = copy
+        self.plugin = copy
+        # seed=False: a test that draws its own seeds (the soak).
+        self.seed = test_seed() if seed else None
+        self.rng = random.Random(self.seed)
+        if timeout:
+            watchdog(timeout)
+            hard = threading.Timer(timeout + 10, self._hung, (timeout,))
+            hard.daemon = True
+            hard.start()
 
+    def _skip(self, e):
+        log("%s: SKIP: %s" % (self.name, e))
+        sys.exit(77)
 
-if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "--cleanup":
-        cleanup_dir(sys.argv[2])
-    else:
-        print("usage: faults.py --cleanup DIR   (kill the servers whose "
-              "pid files are in DIR)", file=sys.stderr)
-        sys.exit(2)
+    def _hung(self, timeout):
+        log("%s: FAIL: still running %g s after the watchdog's %g s"
+            % (self.name, time.monotonic() - self.t0 - timeout, timeout))
+        sys.stdout.flush()
+        os._exit(1)
+
+    def __exit__(self, etype, e, tb):
+        if etype is not None and issubclass(etype, Skip):
+            self.close()
+            self._skip(e)
+        if etype is not None and not issubclass(etype, SystemExit):
+            traceback.print_exception(etype, e, tb, file=sys.stdout)
+            for f in sorted(glob.glob(os.path.join(self.dir, "array*.log"))):
+                with open(f, errors="replace") as fh:
+                    lines = fh.read().splitlines()[-20:]
+                log("==> %s (last lines) <==\n%s" % (f, "\n".join(lines)))
+        if not self.own_dir:
+            log("%s: RAID_TEST_KEEP: the files are in %s" % (self.name,
+                                                            self.dir))
+        self.close()
+        if etype is None:
+            log("%s: PASS (%.1fs)" % (self.name, time.monotonic() - self.t0))
+            return False
+        if issubclass(etype, SystemExit):
+            return False
+        log("%s: FAIL (%.1fs)" % (self.name, time.monotonic() - self.t0))
+        sys.exit(1)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Helpers sourced by every shell test (test-raid-*.sh).
 #
 # What a test gets by sourcing this file:
@@ -16,6 +17,20 @@
 #                                shim $RAID_NBDKIT_PRELOAD preloaded, if set).
 #   - members_md5 FILE...        one line per file, to compare snapshots.
 #   - raidcheck ARGS...          tests/raidcheck.py, the independent checker.
+#   - test_seed                  $seed: RAID_TEST_SEED or a new one, printed.
+#   - fail MSG, end_failures     soft failures: counted, reported at the end.
+#   - expect_refused WHAT REGEX NBDKIT-ARGS...
+#                                nbdkit must stop before serving, saying
+#                                REGEX, writing nothing.
+#   - sb get|set|check ...       tests/mdsb.py: md superblocks, read and
+#                                changed independently of the plugin.
+#   - wait_clean FILE            until FILE's md superblock says clean.
+#   - shadow_client URI MODE SHADOW [OPTIONS]
+#                                tests/shadow_client.py: write or verify
+#                                an array against a shadow file.
+#   - md_new SHADOW [OPTIONS] -- NBDKIT-ARGS...
+#                                a new md array with data, left clean.
+# (Python tests have the same in tests/faults.py.)
 #
 # Skips (exit 77) always say why on stdout, so the .log explains them.
 
@@ -215,13 +230,95 @@ requires_nbdkit_filter ()
     done
 }
 
-# requires_plugin_feature LINE WHAT: skip unless the plugin's --dump-plugin
-# has a line matching the regular expression ^LINE (WHAT says what is
-# missing).
-requires_plugin_feature ()
+# Soft failures: fail MSG prints MSG and counts it, so that one run shows
+# every case that fails; end_failures (last) exits 1 if any did.
+failures=0
+fail ()
 {
-    if ! nbdkit "$RAID_PLUGIN" --dump-plugin | grep -q "^$1"; then
-        echo "$0: SKIP: the plugin has no $2 (no $1 in --dump-plugin)"
-        exit 77
+    echo "FAIL: $*"
+    failures=$((failures + 1))
+}
+end_failures ()
+{
+    if [ "$failures" -gt 0 ]; then
+        echo "$0: FAIL: $failures failure(s) (${SECONDS}s)"
+        exit 1
     fi
+    echo "$0: PASS (${SECONDS}s)"
+}
+
+# expect_refused WHAT REGEX NBDKIT-ARGS...: nbdkit NBDKIT-ARGS (which name
+# the plugin and the members) must stop before it serves: it exits non-zero
+# and not by a signal, says REGEX (grep -E) on stderr, and changes none of
+# the files $watch names (shell words, expanded at each call; default
+# "${members[@]}").  $refused_not, if set, must not be in the message.
+# A failure is counted by fail; nbdkit's stderr is left in $tmpdir/err.
+watch='"${members[@]}"'
+refused_not=
+expect_refused ()
+{
+    local what=$1 regex=$2 r=0 files
+    shift 2
+    eval "files=($watch)"
+    members_md5 "${files[@]}" > "$tmpdir/before"
+    timeout 60 nbdkit --exit-with-parent "$@" --run 'echo SERVED' \
+        > "$tmpdir/out" 2> "$tmpdir/err" || r=$?
+    members_md5 "${files[@]}" > "$tmpdir/after"
+    if [ $r = 0 ] || grep -q SERVED "$tmpdir/out"; then
+        fail "$what: nbdkit accepted it (exit $r)"
+        sed 's/^/    /' "$tmpdir/err"
+    elif [ $r -gt 128 ]; then
+        fail "$what: nbdkit died of signal $((r - 128))"
+    elif ! grep -qE -- "$regex" "$tmpdir/err"; then
+        fail "$what: the message does not match /$regex/:"
+        sed 's/^/    /' "$tmpdir/err"
+    elif [ -n "$refused_not" ] && grep -qE -- "$refused_not" "$tmpdir/err"; then
+        fail "$what: the message says /$refused_not/:"
+        sed 's/^/    /' "$tmpdir/err"
+    elif ! cmp -s "$tmpdir/before" "$tmpdir/after"; then
+        fail "$what: a member changed"
+        diff "$tmpdir/before" "$tmpdir/after" | sed 's/^/    /' || :
+    else
+        echo "ok: $what: $(grep -E -- "$regex" "$tmpdir/err" | head -1)"
+    fi
+}
+
+# md superblocks, by tests/mdsb.py.  An array is clean when every
+# superblock's resync_offset is all ones.
+clean=18446744073709551615
+sb ()
+{
+    python3 "$top_srcdir/tests/mdsb.py" "$@"
+}
+
+# wait_clean FILE: wait up to 10 s for FILE's superblock to say clean
+# (for the first resync of a new array to end); 1 if it does not.  In a
+# --run command (another shell): python3 "$top_srcdir/tests/mdsb.py"
+# wait-clean FILE.
+wait_clean ()
+{
+    sb wait-clean "$1"
+}
+
+shadow_client ()
+{
+    python3 "$top_srcdir/tests/shadow_client.py" "$@"
+}
+
+# md_new SHADOW [CLIENT-OPTION...] -- NBDKIT-ARGS...: a new md array
+# (create=true and NBDKIT-ARGS, the members last) written by
+# shadow_client (its options; by default --whole: random data over all of
+# it), the shadow in SHADOW; its first resync finished, shut down clean.
+md_new ()
+{
+    local shadow=$1 opts=()
+    shift
+    while [ "$1" != -- ]; do opts+=("$1"); shift; done
+    shift
+    [ ${#opts[@]} -gt 0 ] || opts=(--whole --writes 0)
+    nbdkit -U - "$RAID_PLUGIN" create=true "$@" --run "
+        python3 '$top_srcdir/tests/shadow_client.py' \"\$uri\" write \
+            '$shadow' ${opts[*]} &&
+        python3 '$top_srcdir/tests/mdsb.py' wait-clean '${!#}' 60" \
+        2> "$tmpdir/create.log" || { cat "$tmpdir/create.log"; exit 1; }
 }

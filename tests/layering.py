@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 # Description: the plugin's files call each other in one direction only.
 #
 # Reads the symbol tables of the built objects (nm of the plugin's

@@ -1,28 +1,38 @@
-"""mdsb: md v1.2 superblocks read and changed independently of the plugin.
+# SPDX-License-Identifier: BSD-3-Clause
+"""mdsb: md v1.2 superblocks and internal write-intent bitmaps, read and
+changed independently of the plugin.
 
 The offsets are those of struct mdp_superblock_1 (include/uapi/linux/raid/
-md_p.h); the checksum is the kernel's calc_sb_1_csum().  Nothing here
-shares code with plugin/metadata.c, so the tests that use it judge what the
-plugin wrote by md's rules, not by the plugin's own.
+md_p.h) and bitmap_super_t (drivers/md/md-bitmap.h); the checksum is the
+kernel's calc_sb_1_csum().  Nothing here shares code with the plugin's
+md_super/md_bitmap code, so the tests that use it judge what the plugin
+wrote by md's rules, not by the plugin's own.
 
 As a module:
     sb = mdsb.read(path)              # dict of fields, dev_roles included
     problems = mdsb.check(sb)         # [] if md would accept it
     mdsb.change(path, events=5, ...)  # set fields, re-seal the checksum
+    bm = mdsb.read_bitmap(path, sb)   # the bitmap: header, area, bits set
+    mdsb.change_bitmap(path, state=2) # set bitmap superblock fields
 
 As a program (for shell tests):
     mdsb.py get FILE FIELD...         print the fields on one line
     mdsb.py set FILE FIELD=VALUE...   change them and re-seal
                                       (dev_roles[I]=VALUE: one entry)
     mdsb.py check FILE...             exit 1 naming what md would refuse
+    mdsb.py wait-clean FILE [SECONDS] until its superblock says clean
+                                      (resync_offset all ones; default
+                                      10 s), else exit 1 saying so
 """
 
 import struct
 import sys
+import time
 
 SB_OFFSET = 4096
 SB_BYTES = 4096
 MAGIC = 0xa92b4efc
+CLEAN = (1 << 64) - 1    # resync_offset of a clean array
 ROLE_SPARE = 0xffff
 ROLE_FAULTY = 0xfffe
 MAX_DEV = 384           # mdadm writes at most this many dev_roles entries
@@ -122,6 +132,65 @@ def change(path, **fields):
         f.write(raw)
 
 
+# The internal bitmap: a 256-byte bitmap_super_t at bitmap_offset (in
+# sectors, from the superblock), then one bit per bitmap chunk of the
+# array's per-member size, the area padded to 4 KiB.
+BITMAP_MAGIC = 0x6d746962
+BITMAP_HEADER = 256
+BITMAP_FIELDS = {
+    'magic': (0, '<I'), 'version': (4, '<I'), 'uuid': (8, '16s'),
+    'events': (24, '<Q'), 'events_cleared': (32, '<Q'),
+    'sync_size': (40, '<Q'), 'state': (48, '<I'), 'chunksize': (52, '<I'),
+    'daemon_sleep': (56, '<I'), 'write_behind': (60, '<I'),
+    'nodes': (68, '<I'), 'cluster_name': (72, '64s'),
+}
+FEATURE_BITMAP = 1
+
+
+def bitmap_start(sb):
+    """The file offset of the member's bitmap, or None without one."""
+    if not sb['feature_map'] & FEATURE_BITMAP:
+        return None
+    return SB_OFFSET + sb['bitmap_offset'] * 512
+
+
+def read_bitmap(path, sb=None):
+    """The member's bitmap, or None: its header fields, and 'area' (the
+    bytes from the header to the end of the 4 KiB-padded bits), 'nbits'
+    (as many as the array's size needs), 'start', 'end' (file offsets of
+    the area) and 'bits' (every bit set in the area, also past nbits: a
+    stray write)."""
+    sb = sb or read(path)
+    start = bitmap_start(sb)
+    if start is None:
+        return None
+    with open(path, 'rb') as f:
+        f.seek(start)
+        header = f.read(BITMAP_HEADER)
+        bm = {name: struct.unpack_from(fmt, header, off)[0]
+              for name, (off, fmt) in BITMAP_FIELDS.items()}
+        chunk = bm['chunksize'] or 1
+        nbits = -(-sb['size'] * 512 // chunk)
+        end = start + -(-(BITMAP_HEADER + -(-nbits // 8)) // 4096) * 4096
+        f.seek(start)
+        area = f.read(end - start)
+    bm.update(area=area, nbits=nbits, start=start, end=end,
+              bits={i for i in range((len(area) - BITMAP_HEADER) * 8)
+                    if area[BITMAP_HEADER + i // 8] >> (i % 8) & 1})
+    return bm
+
+
+def change_bitmap(path, **fields):
+    """Set fields of the member's bitmap superblock in place."""
+    start = bitmap_start(read(path))
+    assert start is not None, '%s has no bitmap to change' % path
+    with open(path, 'r+b') as f:
+        for name, value in fields.items():
+            off, fmt = BITMAP_FIELDS[name]
+            f.seek(start + off)
+            f.write(struct.pack(fmt, value))
+
+
 def main(argv):
     op = argv[1]
     if op == 'get':
@@ -140,6 +209,15 @@ def main(argv):
             else:
                 fields[k] = int(v, 0)
         change(argv[2], **fields)
+    elif op == 'wait-clean':
+        end = time.monotonic() + (float(argv[3]) if len(argv) > 3 else 10)
+        while read(argv[2])['resync_offset'] != CLEAN:
+            if time.monotonic() > end:
+                print('%s: the superblock is still not clean after %s s'
+                      % (argv[2], argv[3] if len(argv) > 3 else 10),
+                      file=sys.stderr)
+                return 1
+            time.sleep(0.1)
     elif op == 'check':
         status = 0
         for path in argv[2:]:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* member_mem: a member backend over a malloc'd buffer, for unit tests of
  * the code above the members (the stripe cache, and later the bitmap and
  * md_array) without files, rings or servers.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* An in-memory member backend for unit tests; see member_mem.c. */
 
 #ifndef TESTS_MEMBER_MEM_H

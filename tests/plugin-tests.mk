@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Plugin tests.  Each plugin engine has its own Check program that links
 # only the files it tests.
 
@@ -29,13 +30,19 @@ EXTRA_DIST += test-member-nbd-tsan.sh
 
 # Integration tests: real nbdkit processes serving the plugin, real nbdsh /
 # qemu clients, and an independent parity checker (raidcheck.py) that reads
-# the member files.  functions.sh holds their helpers.  TSAN_TESTS are the
-# ones make check-tsan runs too: where the plugin's threads meet (clients
-# at once, control commands and jobs, remote members failing, the bitmap's
-# thread); add a concurrency test there as well.
-EXTRA_DIST += raidcheck.py
+# the member files.  Shell tests (test-*.sh) source functions.sh; Python
+# tests (test-*.py, run by the test driver with /usr/bin/python3) have
+# faults.py for their harness (the test's environment, member servers,
+# arrays, control sockets, faults) and workload.py for what their clients
+# do (fills, random requests, loads, all against a shadow image).
+# TSAN_TESTS are the ones make check-tsan runs too: where the plugin's
+# threads meet (clients at once, control commands and jobs, remote members
+# failing, the bitmap's thread); add a concurrency test there as well.
+EXTRA_DIST += raidcheck.py faults.py workload.py mdsb.py
 TESTS += test-raid-dump-plugin.sh
 EXTRA_DIST += test-raid-dump-plugin.sh
+TESTS += test-raid-parity-impls.py
+EXTRA_DIST += test-raid-parity-impls.py
 TESTS += test-raid-exports.sh
 EXTRA_DIST += test-raid-exports.sh
 TESTS += test-raid-bad-input.sh
@@ -54,61 +61,94 @@ TESTS += test-raid-flush-enotsup.sh
 EXTRA_DIST += test-raid-flush-enotsup.sh
 
 # Failure tests (issue 5): degraded reads and writes, members failing
-# under load, rebuild, scrub and the control socket.  raidfail_lib.py is
-# their shared Python; faults.py runs the member servers.
-EXTRA_DIST += raidfail_lib.py
-TESTS += test-raid-fail-degraded.sh
-EXTRA_DIST += test-raid-fail-degraded.sh
-TESTS += test-raid-fail-burst.sh
-TSAN_TESTS += test-raid-fail-burst.sh
-EXTRA_DIST += test-raid-fail-burst.sh
-TESTS += test-raid-fail-control.sh
-TSAN_TESTS += test-raid-fail-control.sh
-EXTRA_DIST += test-raid-fail-control.sh
-TESTS += test-raid-fail-scrub.sh
-EXTRA_DIST += test-raid-fail-scrub.sh
-TESTS += test-raid-fail-rebuild.sh
-TSAN_TESTS += test-raid-fail-rebuild.sh
-EXTRA_DIST += test-raid-fail-rebuild.sh
+# under load, rebuild, scrub and the control socket.
+EXTRA_DIST += fail_degraded.py
+TESTS += test-raid-fail-degraded-r5.py
+EXTRA_DIST += test-raid-fail-degraded-r5.py
+TESTS += test-raid-fail-degraded-r6.py
+EXTRA_DIST += test-raid-fail-degraded-r6.py
+TESTS += test-raid-fail-burst.py
+TSAN_TESTS += test-raid-fail-burst.py
+EXTRA_DIST += test-raid-fail-burst.py
+EXTRA_DIST += fail_control.py
+TESTS += test-raid-fail-control-status.py
+TSAN_TESTS += test-raid-fail-control-status.py
+EXTRA_DIST += test-raid-fail-control-status.py
+TESTS += test-raid-fail-control-refused.py
+TSAN_TESTS += test-raid-fail-control-refused.py
+EXTRA_DIST += test-raid-fail-control-refused.py
+TESTS += test-raid-fail-control-rebuild.py
+TSAN_TESTS += test-raid-fail-control-rebuild.py
+EXTRA_DIST += test-raid-fail-control-rebuild.py
+TESTS += test-raid-fail-control-stop.py
+TSAN_TESTS += test-raid-fail-control-stop.py
+EXTRA_DIST += test-raid-fail-control-stop.py
+TESTS += test-raid-ctl-relative.sh
+EXTRA_DIST += test-raid-ctl-relative.sh
+TESTS += test-raid-fail-scrub.py
+EXTRA_DIST += test-raid-fail-scrub.py
+EXTRA_DIST += fail_rebuild.py
+TESTS += test-raid-fail-rebuild-second.py
+TSAN_TESTS += test-raid-fail-rebuild-second.py
+EXTRA_DIST += test-raid-fail-rebuild-second.py
+TESTS += test-raid-fail-rebuild-again.py
+TSAN_TESTS += test-raid-fail-rebuild-again.py
+EXTRA_DIST += test-raid-fail-rebuild-again.py
 
-# Remote members (NBD URIs) and the fault-injection harness: faults.py
-# serves each member through its own nbdkit (error and delay filters) so
-# that tests can fail, kill, stop and restart it.
-EXTRA_DIST += faults.py
-TESTS += test-raid-remote-shadow.sh
-TSAN_TESTS += test-raid-remote-shadow.sh
-EXTRA_DIST += test-raid-remote-shadow.sh
-TESTS += test-raid-remote-eio.sh
-TSAN_TESTS += test-raid-remote-eio.sh
-EXTRA_DIST += test-raid-remote-eio.sh
-TESTS += test-raid-remote-kill.sh
-TSAN_TESTS += test-raid-remote-kill.sh
-EXTRA_DIST += test-raid-remote-kill.sh
-TESTS += test-raid-remote-hang.sh
-TSAN_TESTS += test-raid-remote-hang.sh
-EXTRA_DIST += test-raid-remote-hang.sh
-TESTS += test-raid-remote-restart.sh
-TSAN_TESTS += test-raid-remote-restart.sh
-EXTRA_DIST += test-raid-remote-restart.sh
-TESTS += test-raid-remote-restart-raw.sh
-TSAN_TESTS += test-raid-remote-restart-raw.sh
-EXTRA_DIST += test-raid-remote-restart-raw.sh remote_restart.py
-TESTS += test-raid-remote-identity.sh
-TSAN_TESTS += test-raid-remote-identity.sh
-EXTRA_DIST += test-raid-remote-identity.sh
+# Remote members (NBD URIs): faults.py serves each member through its own
+# nbdkit (error and delay filters) so that tests can fail, kill, stop and
+# restart it.
+TESTS += test-raid-remote-shadow.py
+TSAN_TESTS += test-raid-remote-shadow.py
+EXTRA_DIST += test-raid-remote-shadow.py
+EXTRA_DIST += remote_eio.py
+TESTS += test-raid-remote-eio-reads.py
+TSAN_TESTS += test-raid-remote-eio-reads.py
+EXTRA_DIST += test-raid-remote-eio-reads.py
+TESTS += test-raid-remote-eio-writes.py
+TSAN_TESTS += test-raid-remote-eio-writes.py
+EXTRA_DIST += test-raid-remote-eio-writes.py
+TESTS += test-raid-remote-kill.py
+TSAN_TESTS += test-raid-remote-kill.py
+EXTRA_DIST += test-raid-remote-kill.py
+EXTRA_DIST += remote_hang.py
+TESTS += test-raid-remote-slow.py
+TSAN_TESTS += test-raid-remote-slow.py
+EXTRA_DIST += test-raid-remote-slow.py
+TESTS += test-raid-remote-hang.py
+TSAN_TESTS += test-raid-remote-hang.py
+EXTRA_DIST += test-raid-remote-hang.py
+# remote_restart.py: a member's server restarted over the same disk or
+# another, for each of these.
+EXTRA_DIST += remote_restart.py
+TESTS += test-raid-remote-restart.py
+TSAN_TESTS += test-raid-remote-restart.py
+EXTRA_DIST += test-raid-remote-restart.py
+TESTS += test-raid-remote-restart-raw.py
+TSAN_TESTS += test-raid-remote-restart-raw.py
+EXTRA_DIST += test-raid-remote-restart-raw.py
+TESTS += test-raid-remote-identity-empty.py
+TSAN_TESTS += test-raid-remote-identity-empty.py
+EXTRA_DIST += test-raid-remote-identity-empty.py
+TESTS += test-raid-remote-identity-bigger.py
+TSAN_TESTS += test-raid-remote-identity-bigger.py
+EXTRA_DIST += test-raid-remote-identity-bigger.py
+TESTS += test-raid-remote-identity-older.py
+TSAN_TESTS += test-raid-remote-identity-older.py
+EXTRA_DIST += test-raid-remote-identity-older.py
 TESTS += test-raid-remote-alias.sh
 EXTRA_DIST += test-raid-remote-alias.sh
-TESTS += test-raid-remote-blocksize.sh
-EXTRA_DIST += test-raid-remote-blocksize.sh remote_blocksize.py
+TESTS += test-raid-remote-blocksize.py
+EXTRA_DIST += test-raid-remote-blocksize.py
 TESTS += test-raid-remote-noflush.sh
 EXTRA_DIST += test-raid-remote-noflush.sh
-TESTS += test-raid-fail-random.sh
-TSAN_TESTS += test-raid-fail-random.sh
-EXTRA_DIST += test-raid-fail-random.sh
-# The randomized test's program, and the seeds that ever failed, replayed.
+TESTS += test-raid-fail-random.py
+TSAN_TESTS += test-raid-fail-random.py
+EXTRA_DIST += test-raid-fail-random.py
+# The randomized test's module, and the seeds that ever failed, replayed.
 EXTRA_DIST += raidfail_random.py random-seeds.regress
-TESTS += test-raid-fail-random-regress.sh
-EXTRA_DIST += test-raid-fail-random-regress.sh
+TESTS += test-raid-fail-random-regress.py
+EXTRA_DIST += test-raid-fail-random-regress.py
 
 # md v1.2 superblocks (plugin/md_super.c, and the bitmap's superblock:
 # plugin/md_bitmap_super.c): hand-built superblocks, the
@@ -155,12 +195,41 @@ EXTRA_DIST += vm/test-vm-nbd-client.sh
 
 # md v1.2 superblocks end to end (issue 6): create=true, assembling from
 # the superblocks, stale members, bad superblocks and parameters,
-# clean/active across clean and unclean shutdowns.
-TESTS += test-raid-md.sh
-EXTRA_DIST += test-raid-md.sh
-TESTS += test-raid-md-bitmap.sh
-TSAN_TESTS += test-raid-md-bitmap.sh
-EXTRA_DIST += test-raid-md-bitmap.sh
+# clean/active across clean and unclean shutdowns, resyncs that stop and
+# go on (md-functions.sh and shadow_client.py: their helpers); the
+# write-intent bitmap (md_bitmap.py: what its tests share).
+EXTRA_DIST += md-functions.sh shadow_client.py
+TESTS += test-raid-md-create.sh
+EXTRA_DIST += test-raid-md-create.sh
+TESTS += test-raid-md-left-out.sh
+EXTRA_DIST += test-raid-md-left-out.sh
+TESTS += test-raid-md-refused.sh
+EXTRA_DIST += test-raid-md-refused.sh
+TESTS += test-raid-md-events.sh
+EXTRA_DIST += test-raid-md-events.sh
+TESTS += test-raid-md-clean.sh
+EXTRA_DIST += test-raid-md-clean.sh
+TESTS += test-raid-md-resync-resume.sh
+EXTRA_DIST += test-raid-md-resync-resume.sh
+EXTRA_DIST += md_bitmap.py
+TESTS += test-raid-md-bitmap-create.py
+TSAN_TESTS += test-raid-md-bitmap-create.py
+EXTRA_DIST += test-raid-md-bitmap-create.py
+TESTS += test-raid-md-bitmap-dirty.py
+TSAN_TESTS += test-raid-md-bitmap-dirty.py
+EXTRA_DIST += test-raid-md-bitmap-dirty.py
+TESTS += test-raid-md-bitmap-clean.py
+TSAN_TESTS += test-raid-md-bitmap-clean.py
+EXTRA_DIST += test-raid-md-bitmap-clean.py
+TESTS += test-raid-md-bitmap-stale.py
+TSAN_TESTS += test-raid-md-bitmap-stale.py
+EXTRA_DIST += test-raid-md-bitmap-stale.py
+TESTS += test-raid-md-bitmap-corrupt.py
+TSAN_TESTS += test-raid-md-bitmap-corrupt.py
+EXTRA_DIST += test-raid-md-bitmap-corrupt.py
+TESTS += test-raid-md-bitmap-none.py
+TSAN_TESTS += test-raid-md-bitmap-none.py
+EXTRA_DIST += test-raid-md-bitmap-none.py
 TESTS += test-raid-md-foreign.sh
 EXTRA_DIST += test-raid-md-foreign.sh
 TESTS += test-raid-replace-foreign.sh
@@ -179,11 +248,10 @@ EXTRA_DIST += vm/test-vm-bitmap.sh vm/guest-md-bitmap.sh
 # Issue 11: md superblocks crafted with a correct checksum but impossible
 # fields are refused at start-up, naming the member; mdsb.py reads and
 # changes superblocks independently of the plugin.
-EXTRA_DIST += mdsb.py
 TESTS += test-raid-md-crafted.sh
 EXTRA_DIST += test-raid-md-crafted.sh
-TESTS += test-raid-md-replace-cycles.sh
-EXTRA_DIST += test-raid-md-replace-cycles.sh test-raid-md-replace-cycles.py
+TESTS += test-raid-md-replace-cycles.py
+EXTRA_DIST += test-raid-md-replace-cycles.py
 TESTS += test-raid-md-unclean-rebuilding.sh
 EXTRA_DIST += test-raid-md-unclean-rebuilding.sh
 TESTS += test-raid-md-create-refused.sh
@@ -224,25 +292,25 @@ TESTS += test-raid-read-nomem.sh
 EXTRA_DIST += test-raid-read-nomem.sh
 TESTS += test-raid-rebuild-stop.sh
 EXTRA_DIST += test-raid-rebuild-stop.sh
-TESTS += test-raid-ctl-scrub-refused.sh
-TSAN_TESTS += test-raid-ctl-scrub-refused.sh
-EXTRA_DIST += test-raid-ctl-scrub-refused.sh test-raid-ctl-scrub-refused.py
-TESTS += test-raid-ctl-fail-rebuilding.sh
-TSAN_TESTS += test-raid-ctl-fail-rebuilding.sh
-EXTRA_DIST += test-raid-ctl-fail-rebuilding.sh test-raid-ctl-fail-rebuilding.py
-TESTS += test-raid-ctl-replace-scrub.sh
-TSAN_TESTS += test-raid-ctl-replace-scrub.sh
-EXTRA_DIST += test-raid-ctl-replace-scrub.sh test-raid-ctl-replace-scrub.py
-TESTS += test-raid-ctl-clients.sh
-TSAN_TESTS += test-raid-ctl-clients.sh
-EXTRA_DIST += test-raid-ctl-clients.sh test-raid-ctl-clients.py
+TESTS += test-raid-ctl-scrub-refused.py
+TSAN_TESTS += test-raid-ctl-scrub-refused.py
+EXTRA_DIST += test-raid-ctl-scrub-refused.py
+TESTS += test-raid-ctl-fail-rebuilding.py
+TSAN_TESTS += test-raid-ctl-fail-rebuilding.py
+EXTRA_DIST += test-raid-ctl-fail-rebuilding.py
+TESTS += test-raid-ctl-replace-scrub.py
+TSAN_TESTS += test-raid-ctl-replace-scrub.py
+EXTRA_DIST += test-raid-ctl-replace-scrub.py
+TESTS += test-raid-ctl-clients.py
+TSAN_TESTS += test-raid-ctl-clients.py
+EXTRA_DIST += test-raid-ctl-clients.py
 TESTS += test-raid-ctl-input.sh
 EXTRA_DIST += test-raid-ctl-input.sh
 TESTS += test-raid-ctl-path.sh
 EXTRA_DIST += test-raid-ctl-path.sh
-TESTS += test-raid-ctl-replace-fds.sh
-TSAN_TESTS += test-raid-ctl-replace-fds.sh
-EXTRA_DIST += test-raid-ctl-replace-fds.sh test-raid-ctl-replace-fds.py
+TESTS += test-raid-ctl-replace-fds.py
+TSAN_TESTS += test-raid-ctl-replace-fds.py
+EXTRA_DIST += test-raid-ctl-replace-fds.py
 
 # The stripe cache (plugin/stripe_*.c) against in-memory members
 # (member_mem.c, fault injection and counters): random writes, the

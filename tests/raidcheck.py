@@ -1,9 +1,15 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """raidcheck: verify RAID-5/6 parity on member files; rebuild the array image.
 
     raidcheck.py --level 6 --layout left-symmetric --chunk 65536 \\
                  [--data-offset N] [--image OUT] [--all] m0 m1 ...
     raidcheck.py --self-test
+
+As a module it is the tests' one row checker: scan() walks the rows of
+member files with each row's parity mismatches, bad_rows() lists the
+rows whose P or Q is wrong, image_of() rebuilds the array's data
+(faults.Array.bad_rows and faults.check_members are built on them).
 
 This is the tests' second opinion on the plugin, so it shares nothing with
 it: it does not import or parse plugin code, and its layout code follows
@@ -184,6 +190,75 @@ def first_diff(a, b):
     return -1
 
 
+# The row checker: every test that judges parity on member files (this
+# program, faults.Array.bad_rows, faults.check_members) comes here.
+
+def read_members(paths, data_offset, chunk):
+    """(rows, [member's data area]): each member file from data_offset to
+    the last whole chunk of the smallest one, as memoryviews."""
+    smallest = min(os.path.getsize(m) for m in paths)
+    if smallest < data_offset:
+        raise OSError("data offset beyond the smallest member")
+    rows = (smallest - data_offset) // chunk
+    span = rows * chunk
+    bufs = []
+    for m in paths:
+        with open(m, "rb") as f:
+            f.seek(data_offset)
+            b = f.read(span)
+        if len(b) != span:
+            raise OSError("%s: short read" % m)
+        bufs.append(memoryview(b))
+    return rows, bufs
+
+
+def row_mismatches(level, layout, n, s, col, chunk):
+    """Row s's chunks col (one per member): (its data members in logical
+    order, [(name "P"/"Q", member, what the data says it must hold)] for
+    each parity chunk that does not match).  P is checked first."""
+    p, q, data = row_layout(level, layout, n, s)
+    bad = []
+    want = xor_chunks([col[m] for m in data], chunk)
+    if col[p] != want:
+        bad.append(("P", p, want))
+    if q is not None:
+        want = q_syndrome([col[m] for m in syndrome_order(n, p, q)], chunk)
+        if col[q] != want:
+            bad.append(("Q", q, want))
+    return data, bad
+
+
+def scan(level, layout, chunk, data_offset, paths, rows=None):
+    """For each row (default: every whole row of the smallest member):
+    (row, its chunks, its data members, its mismatches) as
+    row_mismatches() gives them.  layout: a name or raidcheck's code."""
+    layout = LAYOUTS.get(layout, layout)
+    nrows, bufs = read_members(paths, data_offset, chunk)
+    for s in range(nrows) if rows is None else rows:
+        col = [b[s * chunk:(s + 1) * chunk] for b in bufs]
+        data, bad = row_mismatches(level, layout, len(paths), s, col, chunk)
+        yield s, col, data, bad
+
+
+def bad_rows(level, layout, chunk, data_offset, paths, rows=None):
+    """The rows (of those given) whose P or Q does not match their data."""
+    return [s for s, _, _, bad in scan(level, layout, chunk, data_offset,
+                                       paths, rows) if bad]
+
+
+def image_of(level, layout, chunk, data_offset, paths):
+    """(the array's data the member files hold, the first bad row as
+    (row, name, member) or None)."""
+    img = bytearray()
+    first = None
+    for s, col, data, bad in scan(level, layout, chunk, data_offset, paths):
+        if bad and first is None:
+            first = (s, bad[0][0], bad[0][1])
+        for m in data:
+            img += col[m]
+    return bytes(img), first
+
+
 def self_test():
     """Check the layout code against md(4)-style hand tables and the Q code
     against a slow shift-and-add evaluation."""
@@ -259,53 +334,34 @@ def main():
     if chunk < 512 or chunk & (chunk - 1):
         ap.error("--chunk must be a power of two")
 
-    try:
-        sizes = [os.path.getsize(m) for m in a.members]
-        smallest = min(sizes)
-        if smallest < a.data_offset:
-            raise OSError("data offset beyond the smallest member")
-        rows = (smallest - a.data_offset) // chunk
-        span = rows * chunk
-        bufs = []
-        for m in a.members:
-            with open(m, "rb") as f:
-                f.seek(a.data_offset)
-                b = f.read(span)
-                if len(b) != span:
-                    raise OSError("%s: short read" % m)
-                bufs.append(memoryview(b))
-    except OSError as e:
-        print("raidcheck: %s" % e, file=sys.stderr)
-        return 2
-
     dd = n - npar
     row_bytes = dd * chunk
     image = open(a.image, "wb") if a.image else None
     bad = 0
-    for s in range(rows):
-        off = s * chunk
-        p, q, data = row_layout(a.level, layout, n, s)
-        col = [bufs[m][off:off + chunk] for m in range(n)]
-        checks = [("P", p, xor_chunks([col[m] for m in data], chunk))]
-        if q is not None:
-            order = syndrome_order(n, p, q)
-            checks.append(("Q", q, q_syndrome([col[m] for m in order], chunk)))
-        for name, member, want in checks:
-            if col[member] != want:
+    rows = 0
+    try:
+        for s, col, data, mismatches in scan(a.level, layout, chunk,
+                                             a.data_offset, a.members):
+            rows += 1
+            for name, member, want in mismatches:
                 x = first_diff(col[member], want)
-                print("raidcheck: row %d (member offset %d, array bytes %d..%d): "
-                      "%s on member %d (%s) is wrong: first bad byte at chunk "
-                      "offset %d (member has 0x%02x, data says 0x%02x)"
-                      % (s, a.data_offset + off, s * row_bytes,
+                print("raidcheck: row %d (member offset %d, array bytes "
+                      "%d..%d): %s on member %d (%s) is wrong: first bad "
+                      "byte at chunk offset %d (member has 0x%02x, data "
+                      "says 0x%02x)"
+                      % (s, a.data_offset + s * chunk, s * row_bytes,
                          (s + 1) * row_bytes - 1, name, member,
                          a.members[member], x, col[member][x], want[x]),
                       file=sys.stderr)
                 bad += 1
                 if not a.all:
                     return 1
-        if image:
-            for m in data:
-                image.write(col[m])
+            if image:
+                for m in data:
+                    image.write(col[m])
+    except OSError as e:
+        print("raidcheck: %s" % e, file=sys.stderr)
+        return 2
     if image:
         image.close()
     if bad:

@@ -1,5 +1,6 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """raidfail_random: the randomized test of everything at once (run by
-tests/test-raid-fail-random.sh and test-raid-fail-random-regress.sh).
+tests/test-raid-fail-random.py and test-raid-fail-random-regress.py).
 
 Thousands of operations drawn from one seed mix client I/O (writes of
 every size and alignment, FUA, zeroes, trims, flushes, spot reads against
@@ -28,11 +29,15 @@ a restart, so the member is doomed; in md mode its superblock vouches for
 it).  The mix comes from the seed unless RAID_TEST_MIX names one, so a
 seed replays with its mix.
 
-Modes (environment):
-  SEED=N                       one run (test-raid-fail-random.sh)
-  RAID_TEST_REGRESS=FILE       every line of FILE (random-seeds.regress)
-  RAID_TEST_SOAK_MINUTES=N     fresh seeds for N minutes, stopping at the
-                               first failure (make soak)
+Modes:
+  one(t)                       one run from the test's seed (RAID_TEST_SEED
+                               replays it; test-raid-fail-random.py)
+  regress(t, FILE)             every line of FILE (random-seeds.regress;
+                               RAID_TEST_REGRESS names another)
+  soak(t, N)                   fresh seeds for N minutes, stopping at the
+                               first failure (make soak:
+                               RAID_TEST_SOAK_MINUTES=N)
+Environment:
   RAID_TEST_SECONDS=N          time per array (default 18); a line of the
                                regress file may set ops= instead, which
                                RAID_TEST_OPS_SCALE=F multiplies
@@ -54,7 +59,7 @@ import time
 import traceback
 
 import faults
-import raidfail_lib as rf
+import workload as wl
 
 K, M = 1024, 1024 * 1024
 MSIZE = 1 * M
@@ -130,7 +135,7 @@ class Run:
             ("md superblocks and bitmap" if self.bitmap else "md superblocks")
             if md else "raw")
         self.start()
-        self.shadow = rf.fill(self.arr.h, rng)
+        self.shadow = wl.fill(self.arr.h, rng)
         if md:
             # As with md, a new array's first resync must end before members
             # may fail: if it cannot finish, the array stays unclean, and an
@@ -164,21 +169,21 @@ class Run:
                 # superblock is stale and leave it out by itself.
                 ms.append(m)
             else:
-                ms.append(rf.MissingMember())
+                ms.append(faults.MissingMember())
         if self.md and self.starts:
             # Roles come from the superblocks, not the order (except for
             # create=true, where the order gives them).
             self.rng.shuffle(ms)
         # Named before it starts: if this nbdkit fails to start, its log
         # (not the previous one's) is the one to show.
-        self.logfile = rf.next_array_log(self.hz)
-        self.arr = rf.array(self.hz, ms, level=self.level, chunk=self.chunk,
-                            layout=self.layout, data_offset=self.doff,
-                            params=params)
+        self.logfile = self.hz.next_array_log()
+        self.arr = self.hz.array(ms, level=self.level, chunk=self.chunk,
+                                 layout=self.layout, data_offset=self.doff,
+                                 params=params)
         # (Array.members is in command-line order; its geometry helpers
         # need only the count.  Roles are self.members.)
         self.starts += 1
-        self.ctl = rf.Control(self.sock)
+        self.ctl = faults.Control(self.sock)
 
     def status(self):
         """Status, folded into the model and checked against it."""
@@ -216,9 +221,9 @@ class Run:
         return sum(s != "in_sync" for s in self.model)
 
     def spot(self):
-        off, n = rf.pick_range(self.rng, len(self.shadow), self.chunk,
+        off, n = wl.pick_range(self.rng, len(self.shadow), self.chunk,
                                self.arr.row)
-        rf.check_range(self.arr, self.arr.h, self.shadow, off, n,
+        wl.check_range(self.arr, self.arr.h, self.shadow, off, n,
                        "op %d: spot read" % self.op)
 
     def fail_one(self):
@@ -268,7 +273,7 @@ class Run:
             self.remote_new += 1
         else:
             new = self.hz.member(self.doff + MSIZE, "local")
-        rf.noise_file(new.path, self.doff + MSIZE)
+        faults.noise_file(new.path, self.doff + MSIZE)
         self.ctl.ok("replace %d %s" % (i, new.disk))
         self.members[i] = new
         if old.remote and old.alive():
@@ -309,7 +314,7 @@ class Run:
         # md mode: the superblock is the member's identity, and it checks
         # out.  Read everything, so that the plugin reconnects to it.
         before = self.model[i]
-        rf.compare_all(self.arr, self.shadow,
+        wl.compare_all(self.arr, self.shadow,
                        "op %d: full compare after restarting member %d"
                        % (self.op, i))
         got = self.ctl.status()["members"][i]["state"]
@@ -365,7 +370,7 @@ class Run:
             self.ctl.wait_idle(60)
             self.note("waited for the rebuild")
         elif what == "compare":
-            rf.compare_all(self.arr, self.shadow,
+            wl.compare_all(self.arr, self.shadow,
                            "op %d: full compare" % self.op)
             self.counts["full-compare"] += 1
         elif what == "scrub":
@@ -384,7 +389,7 @@ class Run:
             k = rng.random()
             what = next(s for bound, s in self.steps if k < bound)
             if what == "io":
-                c = rf.random_ops(self.arr, rng, self.shadow, 1,
+                c = wl.random_ops(self.arr, rng, self.shadow, 1,
                                   "op %d" % self.op, trace=self.trace)
                 self.counts.update(c)
                 continue
@@ -405,29 +410,29 @@ class Run:
         st = self.status()
         self.check_scrub(st)
         assert all(s == "in_sync" for s in self.model), self.model
-        rf.compare_all(self.arr, self.shadow, "final compare")
+        wl.compare_all(self.arr, self.shadow, "final compare")
         self.ctl.ok("scrub check")
         st = self.ctl.wait_idle(60)
         assert st["scrub"]["finished"] and st["scrub"]["mismatch_cnt"] == 0, \
             "final scrub: %s" % st["scrub"]
         self.arr.stop()
-        rf.check_members(self.arr, [m.path for m in self.members],
-                         self.shadow, "final", self.work, inprocess=False)
+        faults.check_members(self.arr, [m.path for m in self.members],
+                             self.shadow, "final")
 
     def report_failure(self):
-        rf.log("  the last steps before the failure:")
+        faults.log("  the last steps before the failure:")
         for h in self.history:
-            rf.log("    " + h)
-        rf.log("  model: %s" % self.model)
-        rf.log("  roles: %s" % [os.path.basename(m.disk) for m in self.members])
+            faults.log("    " + h)
+        faults.log("  model: %s" % self.model)
+        faults.log("  roles: %s" % [os.path.basename(m.disk) for m in self.members])
         if self.logfile:
             try:
                 with open(self.logfile, errors="replace") as f:
                     text = f.read()
-                rf.log("  the log of the nbdkit that failed (%s):\n%s"
+                faults.log("  the log of the nbdkit that failed (%s):\n%s"
                        % (self.logfile, text[-4000:]))
             except OSError as e:
-                rf.log("  no log of the nbdkit that failed: %s" % e)
+                faults.log("  no log of the nbdkit that failed: %s" % e)
 
 
 def run_seed(seed, work, mix, seconds=None, max_ops=None, arrays=None):
@@ -446,7 +451,7 @@ def run_seed(seed, work, mix, seconds=None, max_ops=None, arrays=None):
         deadline_s, max_ops = seconds, 20000
     only = arrays or os.environ.get("RAID_TEST_ARRAYS", "").split()
     ops = {}
-    rf.log("seed %d, mix %s (replay: RAID_TEST_SEED=%d RAID_TEST_MIX=%s)"
+    faults.log("seed %d, mix %s (replay: RAID_TEST_SEED=%d RAID_TEST_MIX=%s)"
            % (seed, mix, seed, mix))
     os.makedirs(work, exist_ok=True)
     with faults.Harness(work) as hz:
@@ -457,31 +462,31 @@ def run_seed(seed, work, mix, seconds=None, max_ops=None, arrays=None):
             r = None
             try:
                 r = Run(hz, work, level, n, rng, tag, md, mix)
-                rf.log("  %s:" % r.what)
+                faults.log("  %s:" % r.what)
                 took = r.run(time.monotonic() + deadline_s, max_ops)
                 r.finish()
             except BaseException as e:
-                rf.log("FAILED: seed %d, mix %s, array %s%s: %s"
+                faults.log("FAILED: seed %d, mix %s, array %s%s: %s"
                        % (seed, mix, tag, "" if r is None else
                           ", op %d" % r.op, e))
                 if r is not None:
                     m = re.search(r"bad bytes (\d+)\.\.(\d+)", str(e))
                     if m:
                         lo, hi = int(m.group(1)), int(m.group(2))
-                        rf.log("  the last changes of bytes %d..%d:" % (lo, hi))
+                        faults.log("  the last changes of bytes %d..%d:" % (lo, hi))
                         for t in [t for t in r.trace
                                   if t[2] <= hi and t[2] + t[3] > lo][-5:]:
-                            rf.log("    %s: %s of %d bytes at %d" % t)
+                            faults.log("    %s: %s of %d bytes at %d" % t)
                     r.report_failure()
                 else:
-                    log = rf.last_array_log(hz)
+                    log = hz.last_array_log()
                     if log:
-                        rf.log("  the log of the nbdkit that failed (%s):\n%s"
+                        faults.log("  the log of the nbdkit that failed (%s):\n%s"
                                % (log, open(log, errors="replace").read()[-4000:]))
                 raise
             ops[tag] = r.op
-            rf.log("    %d ops in %.1f s: %s" % (r.op, took, dict(r.counts)))
-            rf.log("    every read matched the shadow; final scrub and "
+            faults.log("    %d ops in %.1f s: %s" % (r.op, took, dict(r.counts)))
+            faults.log("    every read matched the shadow; final scrub and "
                    "raidcheck.py clean")
     return ops
 
@@ -513,57 +518,54 @@ def parse_regress(path):
     return runs
 
 
-def main():
-    top = os.environ["FAULTS_DIR"]
-    regress = os.environ.get("RAID_TEST_REGRESS")
-    soak = os.environ.get("RAID_TEST_SOAK_MINUTES")
-    if regress:
-        # Every seed runs, even after one failed: the summary names all.
-        runs = parse_regress(regress)
-        failed = []
-        for run in runs:
-            seed = run.pop("seed")
-            mix = run.pop("mix", None) or mix_for(seed)
-            work = os.path.join(top, "seed-%d" % seed)
-            try:
-                run_seed(seed, work, mix, **run)
-            except Exception:
-                traceback.print_exc(file=sys.stdout)
-                failed.append("%d (mix %s)" % (seed, mix))
-                faults._reap_all()
-            shutil.rmtree(work, ignore_errors=True)
-        if failed:
-            rf.log("regression seeds that failed again: %s" % ", ".join(failed))
-            sys.exit(1)
-        rf.log("%d regression seeds of %s passed" % (len(runs), regress))
-    elif soak:
-        end = time.monotonic() + 60 * float(soak)
-        sysrng = random.SystemRandom()
-        seeds, total = 0, collections.Counter()
-        while time.monotonic() < end:
-            seed = sysrng.randrange(1 << 30)
-            mix = mix_for(seed)
-            work = os.path.join(top, "seed-%d" % seed)
-            try:
-                ops = run_seed(seed, work, mix)
-            except BaseException:
-                rf.log("soak: seed %d (mix %s) FAILED after %d seeds passed; "
+def regress(t, path):
+    """Every seed of the file runs, even after one failed: the summary
+    names all."""
+    runs = parse_regress(path)
+    failed = []
+    for run in runs:
+        seed = run.pop("seed")
+        mix = run.pop("mix", None) or mix_for(seed)
+        work = os.path.join(t.dir, "seed-%d" % seed)
+        try:
+            run_seed(seed, work, mix, **run)
+        except Exception:
+            traceback.print_exc(file=sys.stdout)
+            failed.append("%d (mix %s)" % (seed, mix))
+            faults._reap_all()
+        shutil.rmtree(work, ignore_errors=True)
+    if failed:
+        raise AssertionError("regression seeds that failed again: %s"
+                             % ", ".join(failed))
+    faults.log("%d regression seeds of %s passed" % (len(runs), path))
+
+
+def soak(t, minutes):
+    end = time.monotonic() + 60 * minutes
+    sysrng = random.SystemRandom()
+    seeds, total = 0, collections.Counter()
+    while time.monotonic() < end:
+        seed = sysrng.randrange(1 << 30)
+        mix = mix_for(seed)
+        work = os.path.join(t.dir, "seed-%d" % seed)
+        try:
+            ops = run_seed(seed, work, mix)
+        except BaseException:
+            faults.log("soak: seed %d (mix %s) FAILED after %d seeds passed; "
                        "replay: RAID_TEST_SEED=%d RAID_TEST_MIX=%s "
-                       "tests/test-raid-fail-random.sh"
+                       "tests/test-raid-fail-random.py"
                        % (seed, mix, seeds, seed, mix))
-                raise
-            shutil.rmtree(work, ignore_errors=True)
-            seeds += 1
-            total[mix] += 1
-            total["ops"] += sum(ops.values())
-            rf.log("soak: seed %d (%s) passed: %s; %d seeds so far"
+            raise
+        shutil.rmtree(work, ignore_errors=True)
+        seeds += 1
+        total[mix] += 1
+        total["ops"] += sum(ops.values())
+        faults.log("soak: seed %d (%s) passed: %s; %d seeds so far"
                    % (seed, mix, ops, seeds))
-        rf.log("soak: %d seeds passed in %s minutes, %d ops; mixes %s"
-               % (seeds, soak, total.pop("ops", 0), dict(total)))
-    else:
-        seed = int(os.environ["SEED"])
-        run_seed(seed, os.path.join(top, "seed-%d" % seed), mix_for(seed))
+    faults.log("soak: %d seeds passed in %g minutes, %d ops; mixes %s"
+               % (seeds, minutes, total.pop("ops", 0), dict(total)))
 
 
-if __name__ == "__main__":
-    main()
+def one(t):
+    run_seed(t.seed, os.path.join(t.dir, "seed-%d" % t.seed),
+             mix_for(t.seed))

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Description: no cycle between the plugin's files, and every call goes
 # down the documented layer order (tests/layering.py reads the objects'
 # symbol tables with nm).

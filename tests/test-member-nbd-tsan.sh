@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test_member_nbd.c under ThreadSanitizer: member ids taken and given back
 # while other threads run batches (issue 11 item 19: next_id was written
 # by open and read, twice, by every batch's lock_shared, with no lock).

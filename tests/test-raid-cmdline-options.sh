@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Description: the plugin's copy of nbdkit's command-line options
 # (plugin/nbdkit_cmdline.c, which finds -r in /proc/self/cmdline because
 # nbdkit tells plugins nothing of it) names the same options as the

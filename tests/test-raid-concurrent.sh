@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Concurrent writers sharing stripes.  The array is cut into small pieces
 # (1 byte to a few rows, most far smaller than a chunk) dealt round-robin
 # to several writer processes, each with two connections and many aio

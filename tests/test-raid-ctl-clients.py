@@ -1,3 +1,5 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The control socket serves several clients at once, times out idle ones,
 and never delays nbdkit's shutdown (issue 11, item 12).  It used to serve
 one client at a time with a blocking read and no timeout: one client that
@@ -20,9 +22,7 @@ import subprocess
 import time
 
 import faults
-import raidfail_lib as rf
 
-work = os.environ["FAULTS_DIR"]
 M = 1024 * 1024
 MD_MAGIC = 0xa92b4efc
 CLEAN = (1 << 64) - 1
@@ -44,12 +44,11 @@ def superblock(path):
             struct.unpack_from("<Q", sb, 208)[0])
 
 
-with faults.Harness(work) as hz:
+with faults.Test() as hz:
     members = [hz.member(4 * M, "local") for _ in range(4)]
-    sock = os.path.join(work, "ctl")
-    arr = rf.array(hz, members, level=5, chunk=64 * 1024, data_offset=M,
-                   params=["create=true", "control=" + sock])
-    ctl = rf.Control(sock)
+    arr = hz.array(members, level=5, chunk=64 * 1024, data_offset=M,
+                   params=["create=true"], control=True)
+    ctl, sock = arr.ctl, arr.ctlpath
     ctl.wait_idle(30)               # the new array's first resync
 
     idle = [idle_client(sock) for _ in range(3)]
@@ -59,7 +58,7 @@ with faults.Harness(work) as hz:
     assert took < 1.0 and st.startswith("{"), \
         "status with three idle clients connected took %.2f s: %r" % (
             took, st[:80])
-    rf.log("  status with three idle clients connected: %.3f s" % took)
+    faults.log("  status with three idle clients connected: %.3f s" % took)
     t0 = time.monotonic()
     reply = ctl.cmd("fail 3", timeout=5)
     assert reply == "ok" and time.monotonic() - t0 < 1.0, reply
@@ -72,7 +71,7 @@ with faults.Harness(work) as hz:
     except socket.timeout:
         got = None
     assert got == b"", "an idle client was not dropped within 8 s (%r)" % got
-    rf.log("  an idle client was dropped after %.1f s"
+    faults.log("  an idle client was dropped after %.1f s"
            % (time.monotonic() - t0))
     for s in idle:
         s.close()
@@ -102,6 +101,6 @@ with faults.Harness(work) as hz:
         assert magic == MD_MAGIC and resync == CLEAN, \
             "%s: superblock magic %#x, resync_offset %#x after SIGTERM: " \
             "not clean" % (m.path, magic, resync)
-    rf.log("  SIGTERM with an idle client: exit 0 after %.2f s, superblocks "
+    faults.log("  SIGTERM with an idle client: exit 0 after %.2f s, superblocks "
            "clean" % took)
     arr.stop()

@@ -1,3 +1,5 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """`fail N` is refused while another member rebuilds if fewer members would
 be in sync than the level needs, unless forced (issue 11, item 4).  A
 member being rebuilt is not in sync: on RAID-5, failing a second member
@@ -14,23 +16,20 @@ import os
 import random
 
 import faults
-import raidfail_lib as rf
+import workload as wl
 
-work = os.environ["FAULTS_DIR"]
 K, M = 1024, 1024 * 1024
 chunk = 64 * K
 
 
 def rebuilding(hz, level, n, name):
     members = [hz.member(4 * M, "local") for _ in range(n)]
-    sock = os.path.join(work, name + ".ctl")
-    arr = rf.array(hz, members, level=level, chunk=chunk,
-                   params=["metadata=none", "rebuild-rate=256K",
-                           "control=" + sock])
-    ctl = rf.Control(sock)
-    shadow = rf.fill(arr.h, random.Random(level))
-    spare = os.path.join(work, name + ".spare")
-    rf.noise_file(spare, 4 * M)
+    arr = hz.array(members, level=level, chunk=chunk, control=True,
+                   params=["metadata=none", "rebuild-rate=256K"])
+    ctl = arr.ctl
+    shadow = wl.fill(arr.h, random.Random(level))
+    spare = os.path.join(hz.dir, name + ".spare")
+    faults.noise_file(spare, 4 * M)
     return arr, ctl, shadow, spare
 
 
@@ -44,11 +43,11 @@ def refused(ctl, line, arr, shadow, what):
         "%s: the refused %r changed the states: %s -> %s" % (
             what, line, before, [m["state"] for m in st["members"]])
     assert st["rebuild"]["running"], "%s: the rebuild stopped" % what
-    rf.compare_all(arr, shadow, what)
-    rf.log("  %s: %r -> %s" % (what, line, reply))
+    wl.compare_all(arr, shadow, what)
+    faults.log("  %s: %r -> %s" % (what, line, reply))
 
 
-with faults.Harness(work) as hz:
+with faults.Test() as hz:
     arr, ctl, shadow, spare = rebuilding(hz, 5, 4, "r5")
     ctl.ok("fail 1")
     ctl.ok("replace 1 " + spare)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # What the control socket takes from its clients and gives them (issue 11,
 # item 16):
 #   - a command line over 4,095 bytes is refused whole and does nothing
@@ -11,7 +12,6 @@
 #   - the socket is mode 0600, as the man page says (it was 0700).
 
 source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
-requires_plugin_feature 'raid_control=yes$' 'control socket'
 ctl_tool=$top_srcdir/tools/nbdkit-raid-ctl
 ctl () { python3 "$ctl_tool" "$tmpdir/ctl" "$@"; }
 # send LINE: the reply to LINE sent as it is (no newline added).

@@ -1,3 +1,5 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Replaced members are closed once no request can use them (issue 11,
 item 14): every replace used to keep the old member open until nbdkit
 exited (400 fds after 390 cycles).
@@ -22,9 +24,8 @@ import threading
 import time
 
 import faults
-import raidfail_lib as rf
+import workload as wl
 
-work = os.environ["FAULTS_DIR"]
 K, M = 1024, 1024 * 1024
 chunk, msize, n = 16 * K, 1 * M, 4
 cycles = int(os.environ.get("CYCLES", "200"))
@@ -36,15 +37,14 @@ def fds(pid):
 
 def cycle_replacements(hz, md):
     members = [hz.member(msize, "local") for _ in range(n)]
-    sock = os.path.join(work, "ctl%d" % md)
-    arr = rf.array(hz, members, level=5, chunk=chunk,
-                   data_offset=256 * K if md else 0,
+    arr = hz.array(members, level=5, chunk=chunk,
+                   data_offset=256 * K if md else 0, control=True,
                    params=(["create=true", "bitmap-chunk=64K"] if md else
-                           ["metadata=none"]) + ["control=" + sock])
-    ctl = rf.Control(sock)
+                           ["metadata=none"]))
+    ctl = arr.ctl
     ctl.wait_idle(30)           # md: the first resync
-    shadow = rf.fill(arr.h, random.Random(14))
-    files = [[m.path, os.path.join(work, "alt%d.%d" % (i, md))]
+    shadow = wl.fill(arr.h, random.Random(14))
+    files = [[m.path, os.path.join(hz.dir, "alt%d.%d" % (i, md))]
              for i, m in enumerate(members)]
     for i in range(n):
         with open(files[i][1], "wb") as f:
@@ -105,7 +105,7 @@ def cycle_replacements(hz, md):
     st = ctl.wait_idle(60)
     time.sleep(1.5)                 # the acceptor's reclaim tick
     end_fds = fds(pid)
-    rf.log("  %s: %d cycles, %d client ops: fds %d at the start, %d at most, %d "
+    faults.log("  %s: %d cycles, %d client ops: fds %d at the start, %d at most, %d "
            "at the end" % ("md, bitmap" if md else "raw", cycles, ops[0],
                            start_fds, peak, end_fds))
     # At most ARRAY_MAX_LIMBO (32) replaced members wait to be closed.
@@ -113,12 +113,13 @@ def cycle_replacements(hz, md):
         "the nbdkit process's fds grew from %d to %d (at most %d) over %d " \
         "replacements" % (start_fds, end_fds, peak, cycles)
     assert [m["state"] for m in st["members"]] == ["in_sync"] * n, st
-    rf.compare_all(arr, shadow, "after %d replacements" % cycles)
+    wl.compare_all(arr, shadow, "after %d replacements" % cycles)
     arr.stop()
-    rf.check_members(arr, [files[i][current[i]] for i in range(n)], shadow,
-                     "after %d replacements" % cycles)
+    faults.check_members(arr, [files[i][current[i]] for i in range(n)],
+                         shadow, "after %d replacements" % cycles,
+                         program=False)
 
 
-with faults.Harness(work) as hz:
+with faults.Test() as hz:
     cycle_replacements(hz, False)
     cycle_replacements(hz, True)

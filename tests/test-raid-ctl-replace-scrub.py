@@ -1,3 +1,5 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """`replace` while a scrub or resync runs is refused before it changes
 anything (issue 11, item 13).  The old code installed the new member,
 wrote its superblock, then found the scrub running: it answered an error
@@ -24,9 +26,8 @@ import os
 import random
 
 import faults
-import raidfail_lib as rf
+import workload as wl
 
-work = os.environ["FAULTS_DIR"]
 K, M = 1024, 1024 * 1024
 chunk = 64 * K
 
@@ -44,7 +45,7 @@ def refused_replace(ctl, slow, spare, what):
     ctl.ok("fail 2")
     st = ctl.status()
     before = st["members"]
-    rf.log("  %s: after fail 2: scrub %s" % (what, st["scrub"]))
+    faults.log("  %s: after fail 2: scrub %s" % (what, st["scrub"]))
     sum_before = md5(spare)
     reply = ctl.error("replace 2 " + spare)
     after = ctl.status()
@@ -54,21 +55,20 @@ def refused_replace(ctl, slow, spare, what):
     assert md5(spare) == sum_before, \
         "%s: the refused replace wrote to %s" % (what, spare)
     assert "scrub" in reply, "%s: refused with %r" % (what, reply)
-    rf.log("  %s: replace 2 -> %s" % (what, reply))
+    faults.log("  %s: replace 2 -> %s" % (what, reply))
     slow.cont()
 
 
-with faults.Harness(work) as hz:
+with faults.Test() as hz:
     # (a)
     members = [hz.member(2 * M, "remote", delay_read="1000ms") if i == 2
                else hz.member(2 * M, "local") for i in range(4)]
-    sock = os.path.join(work, "a.ctl")
-    arr = rf.array(hz, members, level=5, chunk=chunk,
-                   params=["metadata=none", "control=" + sock])
-    ctl = rf.Control(sock)
-    shadow = rf.fill(arr.h, random.Random(13))
-    spare = os.path.join(work, "a.spare")
-    rf.noise_file(spare, 2 * M)
+    arr = hz.array(members, level=5, chunk=chunk, control=True,
+                   params=["metadata=none"])
+    ctl = arr.ctl
+    shadow = wl.fill(arr.h, random.Random(13))
+    spare = os.path.join(hz.dir, "a.spare")
+    faults.noise_file(spare, 2 * M)
     ctl.ok("scrub check")
     refused_replace(ctl, members[2], spare, "(a) during scrub check")
     ctl.wait_idle(30)
@@ -76,19 +76,18 @@ with faults.Harness(work) as hz:
     st = ctl.wait_idle(60)
     assert [m["state"] for m in st["members"]] == ["in_sync"] * 4, st
     arr.stop()
-    rf.check_members(arr, [members[0].path, members[1].path, spare,
-                           members[3].path], shadow,
-                     "(a) after the accepted replace")
+    faults.check_members(arr, [members[0].path, members[1].path, spare,
+                               members[3].path], shadow,
+                         "(a) after the accepted replace", program=False)
 
     # (b) a resync of 32 rows at 32K/s: two seconds a row.
     members = [hz.member(3 * M, "remote" if i == 2 else "local")
                for i in range(4)]
-    sock = os.path.join(work, "b.ctl")
-    arr = rf.array(hz, members, level=5, chunk=chunk, data_offset=M,
-                   params=["create=true", "bitmap=none", "rebuild-rate=32K",
-                           "control=" + sock])
-    ctl = rf.Control(sock)
-    spare = os.path.join(work, "b.spare")
-    rf.noise_file(spare, 3 * M)
+    arr = hz.array(members, level=5, chunk=chunk, data_offset=M,
+                   control=True,
+                   params=["create=true", "bitmap=none", "rebuild-rate=32K"])
+    ctl = arr.ctl
+    spare = os.path.join(hz.dir, "b.spare")
+    faults.noise_file(spare, 3 * M)
     refused_replace(ctl, members[2], spare, "(b) during the first resync")
     arr.stop()

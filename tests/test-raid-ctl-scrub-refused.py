@@ -1,3 +1,5 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """A refused `scrub check|repair` leaves the job that runs alone (issue 11,
 item 9).  The old scrub_start wrote the new parameters (repair, resync,
 counters) into the one job struct before job_start found a job running,
@@ -19,9 +21,8 @@ import random
 import time
 
 import faults
-import raidfail_lib as rf
+import workload as wl
 
-work = os.environ["FAULTS_DIR"]
 K, M = 1024, 1024 * 1024
 chunk = 64 * K
 
@@ -45,7 +46,7 @@ def refused_during(ctl, line, what):
             after["done"] >= st["scrub"]["done"]):
         problems.append("%s: the refused %r changed the running scrub: "
                         "%s -> %s" % (what, line, st["scrub"], after))
-    rf.log("  %s: %r -> %s" % (what, line, reply))
+    faults.log("  %s: %r -> %s" % (what, line, reply))
 
 
 def check(ok, msg):
@@ -60,11 +61,10 @@ def check_running_check(hz):
     sent member 0's server is stopped (SIGSTOP), so that the check cannot
     end first on a loaded machine."""
     members = [hz.member(8 * M, "remote", delay_read="10ms") for _ in range(4)]
-    sock = os.path.join(work, "a.ctl")
-    arr = rf.array(hz, members, level=5, chunk=chunk,
-                   params=["metadata=none", "control=" + sock])
-    ctl = rf.Control(sock)
-    rf.fill(arr.h, random.Random(11))
+    arr = hz.array(members, level=5, chunk=chunk, control=True,
+                   params=["metadata=none"])
+    ctl = arr.ctl
+    wl.fill(arr.h, random.Random(11))
     last = arr.rows - 1
     p = arr.layout_of(last)[0]
     where = last * chunk + chunk - 4096   # P's last page in the last row
@@ -84,7 +84,7 @@ def check_running_check(hz):
               p, where))
     check(st["finished"] and not st["repair"] and st["mismatch_cnt"] == 1,
           "(a) the check should report the one bad page: %s" % st)
-    rf.log("  (a) the planted corruption is still there, reported: %s" % st)
+    faults.log("  (a) the planted corruption is still there, reported: %s" % st)
     arr.stop()
 
 
@@ -92,12 +92,12 @@ def check_first_resync(hz):
     """(b): 48 rows at 512K/s, a resync of about six seconds."""
     members = [hz.member(4 * M, "local") for _ in range(4)]
     for m in members:
-        rf.noise_file(m.path, 4 * M)
-    sock = os.path.join(work, "b.ctl")
-    arr = rf.array(hz, members, level=5, chunk=chunk, data_offset=M,
+        faults.noise_file(m.path, 4 * M)
+    arr = hz.array(members, level=5, chunk=chunk, data_offset=M,
+                   control=True,
                    params=["create=true", "force=true", "bitmap=none",
-                           "rebuild-rate=512K", "control=" + sock])
-    ctl = rf.Control(sock)
+                           "rebuild-rate=512K"])
+    ctl = arr.ctl
     time.sleep(0.3)
     st = ctl.status()["scrub"]
     assert st["running"] and st["resync"] and st["repair"], \
@@ -106,16 +106,16 @@ def check_first_resync(hz):
     refused_during(ctl, "scrub check", "(b) during the first resync")
     st = ctl.wait_idle(60)["scrub"]
     arr.stop()
-    rc, out = rf.raidcheck(arr, [m.path for m in members])
+    rc, out = faults.run_raidcheck(arr, [m.path for m in members])
     check(rc == 0, "(b) after the first resync the parity is wrong:\n" +
           out[-2000:])
     check(st["finished"] and st["resync"] and st["repair"],
           "(b) the resync did not finish as a resync: %s" % st)
-    rf.log("  (b) the resync went on to the end: " + out.strip()[-120:])
+    faults.log("  (b) the resync went on to the end: " + out.strip()[-120:])
 
 
 # PARTS=b runs only (b).
-with faults.Harness(work) as hz:
+with faults.Test() as hz:
     if "a" in os.environ.get("PARTS", "ab"):
         check_running_check(hz)
     if "b" in os.environ.get("PARTS", "ab"):

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Description: the plugin exports plugin_init and nothing else (as every
 # nbdkit plugin should: nbdkit looks up only that), so no symbol of ours
 # interposes on nbdkit's or another plugin's (plugin/plugin.syms).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Description: a member whose flush fails with ENOTSUP has not made its
 # writes durable: it is failed, not counted as flushed.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Description: an md array whose assembly is refused after a member was
 # set aside (disk=missing, a stale or spare member) stops nbdkit with the
 # refusal, not with a crash.  Before the fix, order_members put the set

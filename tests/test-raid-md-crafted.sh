@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Crafted md superblocks at start-up (issue 11, items 2 and 16): each one
 # carries a correct checksum, so only the checks of its fields can stop
 # it.  Every case must stop nbdkit before it serves, with a message that
@@ -19,31 +20,21 @@
 
 source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
 requires md5sum cp
-
-sb () { python3 "$top_srcdir/tests/mdsb.py" "$@"; }
+requires_python_module nbd
 
 # An md RAID-5 of 4 members with a write-intent bitmap, shut down clean.
 make_members 4 4M orig
-nbdkit -U - "$RAID_PLUGIN" create=true level=5 chunk=4K data-offset=64K \
-    bitmap-chunk=64K "${members[@]}" \
-    --run 'nbdsh -u "$uri" -c "h.pwrite(b\"x\" * 65536, 0); h.flush()"' \
-    2> "$tmpdir/create.log" || { cat "$tmpdir/create.log"; exit 1; }
-# Let the start-up resync end: start again until the array says clean.
-for i in $(seq 50); do
-    [ "$(sb get "$tmpdir/orig0" resync_offset)" = 18446744073709551615 ] && break
-    nbdkit -U - "$RAID_PLUGIN" "${members[@]}" --run 'sleep 0.2' 2>/dev/null
-done
+md_new "$tmpdir/orig.shadow" --writes 1 -- level=5 chunk=4K \
+    data-offset=64K bitmap-chunk=64K "${members[@]}"
 sb check "${members[@]}"
-
-failures=0
-fail () { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 # crafted WHAT REGEX FIELD-CHANGES...: copies x0..x3 of the array, the
 # changes applied (M:FIELD=VALUE, M a member number or "all"), then a
-# start that must fail with REGEX in the log and change nothing.
+# start that must fail with REGEX in the log, not fail a member instead,
+# and change nothing.
 crafted ()
 {
-    local what=$1 regex=$2 change m i r=0
+    local what=$1 regex=$2 change m i
     shift 2
     for i in 0 1 2 3; do
         cp --sparse=always "$tmpdir/orig$i" "$tmpdir/x$i"
@@ -57,29 +48,12 @@ crafted ()
             fi
         done
     done
-    members_md5 "$tmpdir"/x* > "$tmpdir/before"
-    timeout 60 nbdkit --exit-with-parent -U - "$RAID_PLUGIN" \
-        "$tmpdir"/x0 "$tmpdir"/x1 "$tmpdir"/x2 "$tmpdir"/x3 \
-        --run 'echo SERVED' > "$tmpdir/out" 2> "$tmpdir/err" || r=$?
-    members_md5 "$tmpdir"/x* > "$tmpdir/after"
-    if [ $r = 0 ] || grep -q SERVED "$tmpdir/out"; then
-        fail "$what: nbdkit accepted it (exit $r)"
-        sed 's/^/    /' "$tmpdir/err"
-    elif [ $r -gt 128 ]; then
-        fail "$what: nbdkit died of signal $((r - 128))"
-    elif ! grep -qE -- "$regex" "$tmpdir/err"; then
-        fail "$what: the message does not match /$regex/:"
-        sed 's/^/    /' "$tmpdir/err"
-    elif grep -q "failed (" "$tmpdir/err"; then
-        fail "$what: a member was failed instead of the superblock refused:"
-        sed 's/^/    /' "$tmpdir/err"
-    elif ! cmp -s "$tmpdir/before" "$tmpdir/after"; then
-        fail "$what: a member changed"
-        diff "$tmpdir/before" "$tmpdir/after" || :
-    else
-        echo "ok: $what: $(grep -E -- "$regex" "$tmpdir/err" | head -1)"
-    fi
+    expect_refused "$what" "$regex" -U - "$RAID_PLUGIN" \
+        "$tmpdir"/x0 "$tmpdir"/x1 "$tmpdir"/x2 "$tmpdir"/x3
 }
+# A member failed is not a superblock refused.
+watch='"$tmpdir"/x*'
+refused_not='failed \('
 
 x=$tmpdir/x
 
@@ -104,4 +78,4 @@ crafted "bitmap_offset far beyond the member" \
     "member ${x}0: .*bitmap_offset.*bad superblock" \
     all:bitmap_offset=0x7ffffff0
 
-[ $failures = 0 ] || { echo "$failures case(s) failed"; exit 1; }
+end_failures

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Description: the array's mode is never guessed from what is on the
 # members, and disks that carry another format are not overwritten unasked.
 #

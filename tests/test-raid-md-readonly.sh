@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Read-only means nothing is written to any member (issue 11, item 7), as
 # with mdadm --assemble --readonly: nbdkit -r (which nbdkit 1.32 tells the
 # plugin only per connection, after the resync and the rebuild would have
@@ -24,13 +25,8 @@
 source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
 requires nbdsh md5sum cp cmp head
 requires_python_module nbd
-requires_plugin_feature 'raid_control=yes$' 'control socket'
 requires_nbdkit_filter error
 
-sb () { python3 "$top_srcdir/tests/mdsb.py" "$@"; }
-clean=18446744073709551615
-failures=0
-fail () { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 # verify.py: the whole array must read as $SHADOW.
 cat > "$tmpdir/verify.py" <<'EOF'
@@ -49,18 +45,8 @@ EOF
 # written and the array clean, its first resync done.
 make_members 4 320K A
 A=("${members[@]}")
-nbdkit -U - "$RAID_PLUGIN" create=true level=5 chunk=4K data-offset=64K \
-    bitmap-chunk=16K "${A[@]}" --run 'nbdsh -u "$uri" -c "
-import os
-d = os.urandom(h.get_size())
-h.pwrite(d, 0)
-h.flush()
-open(\"'"$tmpdir/A.shadow"'\", \"wb\").write(d)
-"' 2> "$tmpdir/log" || { cat "$tmpdir/log"; exit 1; }
-for i in $(seq 50); do
-    [ "$(sb get "${A[0]}" resync_offset)" = $clean ] && break
-    nbdkit -U - "$RAID_PLUGIN" "${A[@]}" --run 'sleep 0.2' 2>/dev/null
-done
+md_new "$tmpdir/A.shadow" -- level=5 chunk=4K data-offset=64K \
+    bitmap-chunk=16K "${A[@]}"
 
 x=("$tmpdir/x0" "$tmpdir/x1" "$tmpdir/x2" "$tmpdir/x3")
 copy_A () { for i in 0 1 2 3; do cp --sparse=always "${A[i]}" "${x[i]}"; done; }
@@ -92,6 +78,19 @@ served ()
     fi
 }
 verify='nbdsh -u "$uri" -c "exec(open(\"'"$tmpdir/verify.py"'\").read())"'
+
+# written WHAT SRC RUN: a read-write start (--run RUN) on fresh copies of
+# $SRC0..3: true if it wrote a member.  Its log is in $tmpdir/err.
+written ()
+{
+    local i
+    for i in 0 1 2 3; do cp --sparse=always "$tmpdir/$2$i" "${x[i]}"; done
+    members_md5 "${x[@]}" > "$tmpdir/before"
+    nbdkit -U - "$RAID_PLUGIN" "${x[@]}" --run "$3" 2> "$tmpdir/err" ||
+        fail "$1 the read-write start failed"
+    members_md5 "${x[@]}" > "$tmpdir/after"
+    ! cmp -s "$tmpdir/before" "$tmpdir/after"
+}
 
 # --- (a) unclean --------------------------------------------------------------
 copy_A
@@ -131,12 +130,7 @@ served "(a) unclean, -r after the plugin's parameters" "$unrepaired" \
 served "(a) unclean, readonly=true" "$unrepaired" \
     -U - "$RAID_PLUGIN" readonly=true "${x[@]}" --run "$verify"
 # Not read-only: the -r is --run's.  This start resyncs and writes.
-for i in 0 1 2 3; do cp --sparse=always "$tmpdir/U$i" "${x[i]}"; done
-members_md5 "${x[@]}" > "$tmpdir/before"
-nbdkit -U - "$RAID_PLUGIN" "${x[@]}" --run 'sleep 1 || true -r' 2> "$tmpdir/err" ||
-    fail "(a) the read-write start failed"
-members_md5 "${x[@]}" > "$tmpdir/after"
-if cmp -s "$tmpdir/before" "$tmpdir/after" || grep -q "read-only" "$tmpdir/err"; then
+if ! written "(a)" U 'sleep 1 || true -r' || grep -q "read-only" "$tmpdir/err"; then
     fail "(a) an -r in --run's argument made the array read-only"
 else
     echo "ok: (a) an -r in --run's argument is not nbdkit's: resynced, written"
@@ -162,12 +156,7 @@ served "(b) mid-recovery, nbdkit -r" \
 served "(b) mid-recovery, readonly=true" "the rebuild is not resumed" \
     -U - "$RAID_PLUGIN" readonly=true "${x[@]}" --run "$verify"
 # The control: read-write, the same array is rebuilt (member 1 written).
-for i in 0 1 2 3; do cp --sparse=always "$tmpdir/R$i" "${x[i]}"; done
-members_md5 "${x[@]}" > "$tmpdir/before"
-nbdkit -U - "$RAID_PLUGIN" "${x[@]}" --run 'sleep 1' 2> "$tmpdir/err" ||
-    fail "(b) the read-write start failed"
-members_md5 "${x[@]}" > "$tmpdir/after"
-cmp -s "$tmpdir/before" "$tmpdir/after" &&
+written "(b)" R 'sleep 1' ||
     fail "(b) read-write, the half-rebuilt member was not rebuilt (nothing written)"
 
 # --- (c) the control socket ---------------------------------------------------
@@ -178,8 +167,8 @@ ctl=$tmpdir/ctl.sock
 cat > "$tmpdir/ctl.py" <<EOF
 import sys
 sys.path.insert(0, "$top_srcdir/tests")
-import raidfail_lib as rf
-c = rf.Control("$ctl")
+import faults
+c = faults.Control("$ctl")
 for cmd in ("fail 1", "replace 1 $tmpdir/spare", "scrub repair"):
     r = c.error(cmd)
     assert "the array is read-only" in r, (cmd, r)
@@ -239,4 +228,4 @@ else
         fail "(e) create=true with -r wrote a member"
 fi
 
-[ $failures = 0 ] || { echo "$failures case(s) failed"; exit 1; }
+end_failures

@@ -1,3 +1,5 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Thousands of fail/replace cycles on an md array (issue 11, item 1).
 
 Before the fix every replacement took the highest dev_number plus one:
@@ -26,72 +28,36 @@ has recorded the failure: the case where reusing the slot at once would
 let the old member pass for its successor.  Some cycles write a little
 (shadow kept), so the superblocks also go active and clean between them.
 No bitmap: its writes would double the cost of each update here, and
-test-raid-md-bitmap.sh covers it.
-
-Run with /usr/bin/python3; the .sh wrapper sets FAULTS_DIR and RAID_PLUGIN.
+the test-raid-md-bitmap-*.py tests cover it.  RAID_TEST_CYCLES and
+RAID_TEST_RESTART_EVERY change the counts, RAID_TEST_SEED replays it.
 """
 
 import os
-import random
-import subprocess
-import sys
 
-TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, TESTS_DIR)
-import faults  # noqa: E402
-import mdsb  # noqa: E402
-import raidcheck  # noqa: E402
-import raidfail_lib as rf  # noqa: E402
+import faults
+import mdsb
+import raidcheck
+import workload as wl
 
 K = 1024
 LEVEL, N, CHUNK, DOFF = 5, 4, 4 * K, 64 * K
 MSIZE = DOFF + 16 * CHUNK           # 16 rows
 CYCLES = int(os.environ.get("RAID_TEST_CYCLES") or 2000)
 RESTART_EVERY = int(os.environ.get("RAID_TEST_RESTART_EVERY") or 250)
-seed = int(os.environ.get("SEED") or random.randrange(1 << 30))
-rng = random.Random(seed)
-work = os.environ["FAULTS_DIR"]
-plugin = faults.default_plugin()
-ctl_path = os.path.join(work, "ctl.sock")
 
 
-class Server:
-    """The raid plugin serving one md array (no geometry parameters after
-    the first start: the superblocks say it all)."""
+def serve(hz, members, params=()):
+    """The raid plugin serving one md array: no geometry parameters after
+    the first start (the superblocks say it all)."""
+    return hz.array(members, level=None, chunk=None, layout=None,
+                    data_offset=None, control=True, params=list(params))
 
-    def __init__(self, hz, disks, extra=()):
-        self.sock = os.path.join(work, "raid.sock")
-        self.pidfile = os.path.join(work, "raid.pid")
-        self.logfile = os.path.join(work, "raid-%d.log" % len(hz.procs))
-        for p in (self.sock, self.pidfile, ctl_path):
-            if os.path.lexists(p):
-                os.unlink(p)
-        cmd = ["nbdkit", "-f", "--exit-with-parent", "-U", self.sock,
-               "-P", self.pidfile, plugin, "control=" + ctl_path]
-        cmd += list(extra) + ["disk=" + d for d in disks]
-        with open(self.logfile, "ab") as log:
-            self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
-                                         stdout=log, stderr=log)
-        hz.procs.append(self.proc)
-        faults._wait_for(self.pidfile, self.proc,
-                         "the raid plugin (see %s)" % self.logfile)
-        self.h = faults.Array.connect(self)
-        self.ctl = rf.Control(ctl_path)
 
-    @property
-    def uri(self):
-        return "nbd+unix:///?socket=" + self.sock
-
-    def log(self):
-        with open(self.logfile, errors="replace") as f:
-            return f.read()
-
-    def stop(self):
-        self.h.shutdown()
-        faults._reap(self.proc, grace=10)
-        if self.proc.returncode != 0:
-            raise AssertionError("nbdkit exited with %s:\n%s"
-                                 % (self.proc.returncode, self.log()))
+def stop(srv):
+    status = srv.stop(grace=10)
+    if status != 0:
+        raise AssertionError("nbdkit exited with %s:\n%s"
+                             % (status, srv.log()))
 
 
 def offset_on(role, row):
@@ -132,25 +98,9 @@ def check_superblocks(roles, stale, what):
     return ref["max_dev"], numbers
 
 
-def raidcheck_members(roles, shadow, what):
-    image = os.path.join(work, "image")
-    r = subprocess.run([sys.executable, os.path.join(TESTS_DIR, "raidcheck.py"),
-                        "--level", str(LEVEL), "--chunk", str(CHUNK),
-                        "--data-offset", str(DOFF), "--image", image]
-                       + [m.path for m in roles],
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                       universal_newlines=True)
-    assert r.returncode == 0, "%s: raidcheck: %s" % (what, r.stdout)
-    with open(image, "rb") as f:
-        assert f.read() == bytes(shadow), \
-            "%s: raidcheck's image of the members is not the shadow" % what
-    os.unlink(image)
-
-
-def main():
-    rf.log("seed %d, %d cycles, restart every %d" % (seed, CYCLES,
-                                                     RESTART_EVERY))
-    hz = faults.Harness(dir=work)
+def main(hz):
+    rng = hz.rng
+    faults.log("%d cycles, restart every %d" % (CYCLES, RESTART_EVERY))
     fresh = [0]
 
     def new_local():
@@ -160,11 +110,11 @@ def main():
 
     remote = hz.member(MSIZE, "remote")
     roles = [new_local() for _ in range(N - 1)] + [remote]
-    srv = Server(hz, [m.disk for m in roles],
-                 ["create=true", "level=5", "chunk=4K", "data-offset=64K",
-                  "bitmap=none"])
+    srv = hz.array(roles, level=LEVEL, chunk=CHUNK, layout=None,
+                   data_offset=DOFF, control=True,
+                   params=["create=true", "bitmap=none"])
     srv.ctl.wait_idle(60)                   # the new array's first resync
-    shadow = bytearray(rf.fill(srv.h, rng, step=64 * K))
+    shadow = bytearray(wl.fill(srv.h, rng, step=64 * K))
     retired_local = None
     counts = {"fail-ctl": 0, "fail-eio": 0, "replace-local": 0,
               "replace-remote": 0, "restart": 0}
@@ -218,14 +168,15 @@ def main():
 
         if (c + 1) % RESTART_EVERY == 0 or c + 1 == CYCLES:
             what = "after cycle %d" % (c + 1)
-            srv.stop()
+            stop(srv)
             max_dev, numbers = check_superblocks(roles, retired_local, what)
             max_devs.add(max_dev)
-            raidcheck_members(roles, shadow, what)
+            faults.check_members(srv, [m.path for m in roles], shadow, what,
+                                 exact=True)
             # From the superblocks alone: shuffled, the stale one included.
-            disks = [m.disk for m in roles] + [retired_local.disk]
+            disks = roles + [retired_local]
             rng.shuffle(disks)
-            srv = Server(hz, disks)
+            srv = serve(hz, disks)
             log = srv.log()
             assert "%s: its superblock is stale" % retired_local.path in log, \
                 "%s: the replaced member was not left out as stale:\n%s" % (
@@ -237,13 +188,12 @@ def main():
             assert srv.h.pread(len(shadow), 0) == shadow, \
                 "%s: the reassembled array differs from the shadow" % what
             counts["restart"] += 1
-            rf.log("  %s: dev_numbers %r, max_dev %d, events %d" % (
+            faults.log("  %s: dev_numbers %r, max_dev %d, events %d" % (
                 what, numbers, max_dev, mdsb.read(roles[0].path)["events"]))
 
-    srv.stop()
-    hz.close()
-    rf.log("ok: %s; max_dev seen %r" % (counts, sorted(max_devs)))
+    stop(srv)
+    faults.log("ok: %s; max_dev seen %r" % (counts, sorted(max_devs)))
 
 
-if __name__ == "__main__":
-    main()
+with faults.Test(filters=["error"], timeout=300) as t:
+    main(t)

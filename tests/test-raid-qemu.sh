@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Users' tools against a running array: qemu-img convert an image onto the
 # array and back (first random data, then an image with holes over it, so
 # qemu's zero detection sends write-zeroes), and qemu-io pattern writes,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Description: a read that cannot get its bounce buffer (no memory) fails
 # with ENOMEM and fails no member.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # nbdkit stops at once in the middle of a throttled rebuild (issue 11,
 # item 18).  The throttle used to test "now < due" on one clock reading
 # and sleep "due - now" from a second; preempted in between, the time left
@@ -9,7 +10,6 @@
 # and SIGTERM must end nbdkit within 3 seconds.
 
 source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
-requires_plugin_feature 'raid_control=yes$' 'control socket'
 skew=$top_builddir/tests/.libs/libclockskew.so
 if [ ! -f "$skew" ]; then
     echo "$0: SKIP: $skew has not been built"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Two URIs that name one NBD export are one disk, and an array given it
 # twice has lost its redundancy without knowing.  The plugin must refuse
 # them at open, naming both members, by what the connections lead to and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Description: a remote member whose server does not offer flush (nbdkit's
 # eval plugin over a file, with no flush method: no NBD_FLAG_SEND_FLUSH, so
 # no FUA either) promises nothing beyond a completed write.  The array must

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Description: `replace N PATH` does not overwrite a disk that belongs to
 # something else unless forced; a disk of the array's own set is not
 # foreign.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Description: a process that cannot make io_uring rings (at its file
 # limit) still serves every request, and fails no member.
 #
@@ -54,36 +55,25 @@ kill "$pid"; wait "$pid" 2>/dev/null || :
 echo "nbdkit with a client holds descriptors below $limit: the limit"
 
 serve --nofile="$limit:$limit"
-cat > "$tmpdir/io.py" <<'EOF'
-import os
-import nbd
-
-def in_flight(reqs, depth=16):
-    """Run the requests with `depth` in flight; every one must succeed."""
-    pending = []
-    for make in reqs:
-        while len(pending) >= depth:
-            h.poll(-1)
-            pending = [c for c in pending if not h.aio_command_completed(c)]
-        pending.append(make())
-    while pending:
-        h.poll(-1)
-        pending = [c for c in pending if not h.aio_command_completed(c)]
-
+# Full rows written and chunks read, 16 requests in flight (each must
+# succeed: workload.in_flight), read back byte for byte.
+nbdsh -u "$uri" -c "
+import os, sys
+sys.path.insert(0, '$top_srcdir/tests')
+import workload as wl
 size = h.get_size()
 row, chunk = 4 * 128 * 1024, 128 * 1024
 shadow = bytearray(os.urandom(size))
-in_flight(lambda off=off: h.aio_pwrite(nbd.Buffer.from_bytearray(
-    shadow[off:off + row]), off) for off in range(0, size, row))
+wl.in_flight(h, (lambda off=off: h.aio_pwrite(nbd.Buffer.from_bytearray(
+    shadow[off:off + row]), off) for off in range(0, size, row)), 16)
 bufs = {}
-in_flight(lambda off=off: h.aio_pread(bufs.setdefault(off, nbd.Buffer(chunk)),
-                                      off) for off in range(0, size, chunk))
+wl.in_flight(h, (lambda off=off: h.aio_pread(bufs.setdefault(
+    off, nbd.Buffer(chunk)), off) for off in range(0, size, chunk)), 16)
 for off, b in bufs.items():
     assert b.to_bytearray() == shadow[off:off + chunk], off
 assert h.pread(size, 0) == shadow
-print("wrote and read back %d bytes, 16 requests in flight" % size)
-EOF
-nbdsh -u "$uri" -c "exec(open('$tmpdir/io.py').read())" ||
+print('wrote and read back %d bytes, 16 requests in flight' % size)
+" ||
     { cat "$tmpdir/log"; fail "I/O failed without rings"; }
 states=$(python3 "$top_srcdir/tools/nbdkit-raid-ctl" "$ctl" status |
          python3 -c 'import json, sys

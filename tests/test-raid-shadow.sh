@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Random writes, zeroes and trims of every size and alignment against a
 # shadow image, for RAID-5 and RAID-6 over every md layout, several member
 # counts, chunk sizes, a non-zero data offset, a tiny stripe cache and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Description: plugin/nbdkit_cmdline.c reads -r from an nbdkit 1.32
  * command line exactly as nbdkit's getopt_long does.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Description: plugin/geometry.c places chunks exactly where Linux md does.
  *
  * Three kinds of evidence, from weakest to strongest:

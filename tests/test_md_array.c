@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Description: md_array.c keeps the md v1.2 superblocks true, against
  * in-memory members (member_mem.c): create writes one superblock per
  * member; the array goes active before a write and clean after a flush

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Description: md's write-intent bitmap (plugin/md_bitmap.c) as a state
  * machine, against in-memory members (member_mem.c): a bit is on every
  * working member before its write may start, bits are cleared lazily (a

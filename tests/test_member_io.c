@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Description: plugin/member.c's member_io_run runs every request of a
  * batch, even when it cannot allocate the list of a large batch.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Description: the NBD member backend (plugin/member_nbd.c) alone,
  * against real nbdkit servers: member ids are reused, a closed member's
  * connections do not outlive it, the batch timeout never becomes an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Description: the member table (plugin/members.c): the one failure
  * policy, what the array and a row can still serve, and reader sections
  * with the reclaim of replaced members.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Description: plugin/md_super.c reads and writes md v1.2 superblocks as
  * Linux md does.
  *

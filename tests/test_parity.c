@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Unit tests for libparity (parity/parity.h).
  *
  * What is tested.  Every implementation that parity_impls() lists for this

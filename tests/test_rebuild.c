@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Description: jobs.h's jobs_throttle_delay, the rate limit of the
  * rebuild and the resync, as a pure function of one clock reading.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Description: plugin/signature.c names the formats other tools leave on
  * a disk, and never takes random data for one of them.
  *

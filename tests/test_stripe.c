@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Description: the stripe cache (plugin/stripe.c) against in-memory
  * members (member_mem.c), checked by a reference that shares nothing
  * with the plugin's parity code.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Description: build libparity and test_parity for aarch64, run the Check
 # suite under qemu-aarch64 on several CPU models, and the host's own
 # test_parity, then print which implementation passed where.

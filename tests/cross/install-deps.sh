@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Description: install the Debian packages that make check-cross needs.
 #
 # The aarch64 cross compiler and C library, QEMU's user-mode emulators, and

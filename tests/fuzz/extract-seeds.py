@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """extract-seeds.py: fuzzing seeds from real md member images.
 
     tests/fuzz/extract-seeds.py [--out DIR] [--prefix P] IMAGE...

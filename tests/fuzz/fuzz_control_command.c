@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer target: control_command_parse (plugin/control_command.c), the
  * parser of the lines nbdkit-raid-ctl (or anyone who can open the control
  * socket) sends.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer target: md_bitmap_super_parse (plugin/md_bitmap_super.c), the
  * parser of md's write-intent bitmap superblock, read from where a
  * member's md superblock points.

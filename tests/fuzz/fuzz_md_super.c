@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer target: md_super_parse (plugin/md_super.c), the parser of the
  * md v1.2 superblock every member's first 8 KiB is read for, from disks
  * anyone may have written.

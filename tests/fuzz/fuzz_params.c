@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer target: the parameter parser (plugin/params.c: params_set,
  * then params_check and params_free), as nbdkit's config callbacks drive
  * it from the command line.

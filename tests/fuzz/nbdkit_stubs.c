@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The few nbdkit functions plugin/params.c calls, for fuzz_params: the
  * plugin gets them from the nbdkit that loads it, a fuzzer has no nbdkit.
  * Written here from nbdkit's documented behaviour (nbdkit-plugin(3)), not

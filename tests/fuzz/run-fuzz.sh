@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # run-fuzz.sh TARGET...: what make check-fuzz does for each libFuzzer
 # target (tests/fuzz/fuzz_TARGET, built by tests/Makefile.am with clang
 # -fsanitize=fuzzer,address,undefined):

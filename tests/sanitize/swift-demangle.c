@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A do-nothing swift_demangle, preloaded with the ASan or TSan runtime
  * into the nbdkit that loads the raid plugin (tests/sanitize/nbdkit).
  *

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Build (or find in the cache) the Linux guest the tests/vm tests boot:
 # Debian's kernel and a busybox initramfs with mdadm, nbd-client,
 # e2fsprogs, patgen and the modules for virtio, nbd, md RAID-5/6 and ext4.

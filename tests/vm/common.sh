@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Helpers for the guest tests (tests/vm/test-vm-*.sh); source after
 # ../functions.sh, which provides $tmpdir, cleanup_fn and the exit trap.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """fill-missing: write the chunks a missing RAID-6 member would hold.
 
     fill-missing.py LAYOUT CHUNK DATA_OFFSET ROLE OUT m0 m1 ... (ROLE's

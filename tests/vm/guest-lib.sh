@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Sourced by the guest scenarios (busybox sh).  Every step and check is a
 # "RAIDVM: ..." console line; RAIDVM: RESULT PASS|FAIL ends the run.
 FAILS=0

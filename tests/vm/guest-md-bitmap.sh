@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Guest side of test-vm-bitmap.sh: md write-intent bitmaps between the
 # kernel's md, mdadm and the plugin.  /arrays.txt, one array a line (disks
 # with virtio serials NAME-d0 .. NAME-d<N-1>, in role order):

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Guest side of test-vm-plugin-to-mdadm.sh.  For each line
 #   NAME N LEVEL LAYOUT CHUNK_KIB SECTORS [corrupt]
 # of /arrays.txt (disks with virtio serials NAME-d0 .. NAME-d<N-1>, made

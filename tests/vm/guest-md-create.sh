@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Guest side of test-vm-mdadm-to-plugin.sh.  For each line of /arrays.txt
 #   NAME LEVEL N CHUNK_KIB LAYOUT FAIL_ROLE ORDER
 # (disks with virtio serials NAME-d0 .. NAME-d<N-1>; ORDER: the disk

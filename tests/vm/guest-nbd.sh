@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Guest side of test-vm-nbd-client.sh.  For each line "NAME PORT" of
 # /exports.txt: attach the host's nbdkit at 10.0.2.2:PORT with the
 # kernel's NBD client, make an ext4 file system, write files of known

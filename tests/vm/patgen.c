@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* patgen: a deterministic per-sector pattern that the guest and the host
  * compute alike, so either can write it and the other check it.
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Fail and replace members of a running array, many times over.
 
     replace-cycles.py CONTROL-SOCKET CYCLES SIZE DIR NAME FILE...
@@ -16,11 +17,11 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 ".."))
-import raidfail_lib as rf  # noqa: E402
+import faults  # noqa: E402
 
 sock, cycles, size, where, name = sys.argv[1:6]
 roles = sys.argv[6:]
-ctl = rf.Control(sock)
+ctl = faults.Control(sock)
 ctl.wait_idle(120)                  # a new array's first resync
 rng = random.Random(1)
 for c in range(int(cycles)):

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # md write-intent bitmaps pass between the plugin and Linux md intact.
 #
 # Two guest boots (tests/vm/build-guest.sh; the guest side is
@@ -42,13 +43,11 @@
 #  (md 6.1 logs "bitmap initialized from disk: ... set N of M bits" only at
 #  debug level, so dmesg cannot show it.)
 #
-# Skips unless qemu and the guest are here and the plugin has the bitmap
-# (--dump-plugin: raid_bitmap=internal).
+# Skips unless qemu and the guest are here.
 
 source "$(dirname "$0")/../functions.sh"
 source "$(dirname "$0")/common.sh"
 requires nbdsh
-requires_plugin_feature 'raid_bitmap=internal' 'md write-intent bitmap'
 vm_setup
 
 MEMBER_SIZE=${MEMBER_SIZE:-8M}

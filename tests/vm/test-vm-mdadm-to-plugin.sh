@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Arrays made by Linux md are read exactly by the plugin.
 #
 # In a guest (qemu, Debian's kernel, tests/vm/build-guest.sh), mdadm
@@ -16,9 +17,9 @@
 # wrote is checked through nbdsh.  Before that, raidcheck.py checks md's
 # parity on the arrays that never failed and rebuilds their data, which
 # must hold the pattern too (so a mismatch can be pinned on md's layout as
-# raidcheck models it, or on the plugin).  If the plugin reads md
-# superblocks (--dump-plugin: raid_metadata=md), each array is also served
-# with no geometry at all, its members in a shuffled order.
+# raidcheck models it, or on the plugin).  Each array is also served from
+# its md superblocks, with no geometry at all, its members in a shuffled
+# order.
 
 source "$(dirname "$0")/../functions.sh"
 source "$(dirname "$0")/common.sh"
@@ -57,15 +58,6 @@ run_vm md "$tmpdir/initrd" "${vm_args[@]}"
 vm_results md "$tmpdir/out" || exit 1
 vm_result md || exit 1
 echo "guest: $(vm_elapsed)"
-
-have_metadata=
-if nbdkit "$RAID_PLUGIN" --dump-plugin | grep -q '^raid_metadata=.*md'; then
-    have_metadata=1
-fi
-metadata_none=
-if nbdkit "$RAID_PLUGIN" --help 2>&1 | grep -q '^metadata='; then
-    metadata_none=metadata=none
-fi
 
 # ex FILE FIELD: a field of mdadm --examine output.
 ex () { awk -F' : ' -v f="$2" '{ k = $1; gsub(/^ +| +$/, "", k) } k == f { print $2; exit }' "$1"; }
@@ -170,7 +162,7 @@ while read -r name level n chunk layout failrole order; do
 
     # The plugin, raw mode.
     rm -f "$tmpdir/plugin.img"
-    if read_array "$tmpdir/plugin.img" "$sectors" $metadata_none level="$level" \
+    if read_array "$tmpdir/plugin.img" "$sectors" metadata=none level="$level" \
             chunk="${chunk}K" layout="$layout" data-offset="$doff" "${disks[@]}" &&
         "$PATGEN" -l "$writes" "$sectors" "$tmpdir/plugin.img"; then
         echo "  plugin, raw mode: every sector ok"
@@ -179,18 +171,15 @@ while read -r name level n chunk layout failrole order; do
     fi
 
     # The plugin, from the superblocks, members shuffled.
-    if [ -n "$have_metadata" ]; then
-        mapfile -t shuffled < <(for (( i = 0; i < n; i++ )); do echo "disk=$tmpdir/$name-d$i"; done | shuf)
-        rm -f "$tmpdir/plugin.img"
-        if read_array "$tmpdir/plugin.img" "$sectors" "${shuffled[@]}" &&
-            "$PATGEN" -l "$writes" "$sectors" "$tmpdir/plugin.img"; then
-            echo "  plugin, md superblocks: every sector ok"
-        else
-            bad "$name: the plugin assembling from superblocks (${shuffled[*]})"
-        fi
+    mapfile -t shuffled < <(for (( i = 0; i < n; i++ )); do echo "disk=$tmpdir/$name-d$i"; done | shuf)
+    rm -f "$tmpdir/plugin.img"
+    if read_array "$tmpdir/plugin.img" "$sectors" "${shuffled[@]}" &&
+        "$PATGEN" -l "$writes" "$sectors" "$tmpdir/plugin.img"; then
+        echo "  plugin, md superblocks: every sector ok"
+    else
+        bad "$name: the plugin assembling from superblocks (${shuffled[*]})"
     fi
     rm -f "$tmpdir/plugin.img"
 done < "$tmpdir/arrays.txt"
 
-[ -n "$have_metadata" ] || echo "note: the plugin does not read md superblocks yet; raw mode only"
 vm_finish

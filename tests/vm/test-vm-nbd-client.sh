@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The Linux kernel's NBD client uses the plugin's export as a disk.
 #
 # Here the plugin serves two RAID-6 arrays of six sparse files on
@@ -21,10 +22,7 @@ vm_setup
 
 MEMBER_SIZE=${MEMBER_SIZE:-32M}
 CHUNK=64K
-geometry=(level=6 chunk=$CHUNK layout=left-symmetric)
-if nbdkit "$RAID_PLUGIN" --help 2>&1 | grep -q '^metadata='; then
-    geometry=(metadata=none "${geometry[@]}")
-fi
+geometry=(metadata=none level=6 chunk=$CHUNK layout=left-symmetric)
 
 free_port ()
 {

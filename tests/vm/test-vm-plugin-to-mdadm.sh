@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Arrays the plugin creates (create=true) are arrays Linux md accepts.
 #
 # The plugin writes fresh md v1.2 superblocks on member files (RAID-5 and
@@ -11,13 +12,11 @@
 # count no mismatches.  Also an array put through hundreds of fail/replace
 # cycles (its dev_numbers reused as md reuses them), and arrays mdadm
 # created (in a first guest boot) and the plugin then wrote to, assembling
-# from their superblocks.  Skips
-# if the plugin does not write superblocks.
+# from their superblocks.
 
 source "$(dirname "$0")/../functions.sh"
 source "$(dirname "$0")/common.sh"
 requires nbdsh
-requires_plugin_feature 'raid_metadata=.*md' 'md superblocks'
 vm_setup
 
 MEMBER_SIZE=${MEMBER_SIZE:-12M}
