@@ -14,7 +14,8 @@
 # plugin/.libs/nbdkit-raid-plugin.so) serves the same arrays right after
 # this build's, level by level, and the table gains this build's figure
 # over the baseline's (for latency too: above 1 is then slower).
-# ROUNDS=N repeats the raid arrays N times (default 1) and reports medians.
+# ROUNDS=N repeats the raid arrays N times (default 1), in the other order
+# every second round, and reports medians.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 bench_setup e2e "$@"
@@ -65,8 +66,12 @@ if [ -n "${BASELINE:-}" ]; then
 fi
 rounds=${ROUNDS:-1}
 for ((r = 1; r <= rounds; r++)); do
+  order=("${variants[@]}")
+  # Even rounds go the other way round (ABBA): what runs second in a pair
+  # (warmer caches, a busier machine) is not always the same build.
+  (( r % 2 )) || order=($(printf '%s\n' "${variants[@]}" | tac))
   for level in 6 5; do
-    for v in "${variants[@]}"; do
+    for v in "${order[@]}"; do
       p=$plugin
       [ "$v" = raid ] || p=$BASELINE
       disks=$(members 6)
