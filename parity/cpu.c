@@ -7,6 +7,16 @@
  * before XGETBV may be executed): AVX needs the SSE and YMM state bits,
  * AVX-512 also the opmask and both ZMM halves.
  *
+ * GFNI (CPUID leaf 7, ECX bit 8) has three encodings: legacy SSE on XMM,
+ * VEX on YMM (which also needs AVX and the YMM state), EVEX on ZMM (which
+ * also needs AVX-512F and the ZMM state).  So PARITY_CPU_GFNI says only
+ * that the CPU has the instructions; a family that uses them at a width
+ * also requires that width's bit (PARITY_CPU_AVX2, PARITY_CPU_AVX512BW),
+ * which carries the OS check.  Intel's Tremont Atoms have GFNI without
+ * AVX, the hybrid chips since Alder Lake with AVX2 but without AVX-512,
+ * Ice Lake, Sapphire Rapids and later server cores and AMD Zen 4 and 5
+ * with both.
+ *
  * AVX-512 is flagged "slow" on Intel Skylake-SP/X, Cascade Lake and Ice Lake
  * (family 6), where using ZMM registers lowers the core clock enough that a
  * parity kernel loses more on the rest of the program than it gains, the
@@ -22,6 +32,10 @@
 
 #if defined(__x86_64__) && defined(HAVE_CPUID_H)
 #include <cpuid.h>
+
+#ifndef bit_GFNI
+#define bit_GFNI (1 << 8)       /* CPUID.(EAX=7,ECX=0):ECX; older cpuid.h lack it */
+#endif
 
 static uint64_t
 xgetbv0 (void)
@@ -83,6 +97,8 @@ detect (void)
   __cpuid_count (7, 0, eax, ebx, ecx, edx);
   if ((ebx & bit_AVX2) && (xcr0 & 0x6) == 0x6)
     f |= PARITY_CPU_AVX2;
+  if (ecx & bit_GFNI)
+    f |= PARITY_CPU_GFNI;
   if ((ebx & bit_AVX512F) && (ebx & bit_AVX512BW) && (xcr0 & 0xe6) == 0xe6) {
     f |= PARITY_CPU_AVX512BW;
     if (__builtin_strcmp (vendor, "GenuineIntel") == 0 &&

@@ -38,9 +38,19 @@
 #include "parity.h"
 #include "internal.h"
 
+/* GFNI's families come after the others of their width and after avx512:
+ * where GFNI is there, a GFNI family is preferred (avx2gfni over avx512
+ * only where avx512gfni was not built: GFNI's products cost one
+ * instruction where avx512's take four to six).  cpu.c's downclocking
+ * policy applies to avx512gfni as to avx512, so Ice Lake gets avx2gfni.
+ */
 static const struct parity_family *const families[] = {
-#ifdef PARITY_HAVE_SIMDE_AVX512
+#ifdef PARITY_HAVE_SIMDE_GFNI
   /* Emulated in portable C, so the slowest of all: never chosen by default. */
+  &parity_family_simde_avx2gfni,
+  &parity_family_simde_avx512gfni,
+#endif
+#ifdef PARITY_HAVE_SIMDE_AVX512
   &parity_family_simde_avx512,
 #endif
   &parity_family_generic,
@@ -50,6 +60,12 @@ static const struct parity_family *const families[] = {
 #endif
 #ifdef HAVE_PARITY_AVX512
   &parity_family_avx512,
+#endif
+#ifdef HAVE_PARITY_AVX2GFNI
+  &parity_family_avx2gfni,
+#endif
+#ifdef HAVE_PARITY_AVX512GFNI
+  &parity_family_avx512gfni,
 #endif
 #ifdef __aarch64__
   &parity_family_neon,

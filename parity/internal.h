@@ -55,12 +55,17 @@ extern const struct parity_family parity_family_generic;
 extern const struct parity_family parity_family_sse2;
 extern const struct parity_family parity_family_avx2;
 extern const struct parity_family parity_family_avx512;
+extern const struct parity_family parity_family_avx2gfni;
+extern const struct parity_family parity_family_avx512gfni;
 extern const struct parity_family parity_family_neon;
 extern const struct parity_family parity_family_sve;
-/* Test builds only (libparity_test.la): avx512's kernels on SIMDe, and
- * an implementation that fails its self-test.
+/* Test builds only (libparity_test.la): avx512's, avx2gfni's and
+ * avx512gfni's kernels on SIMDe, and an implementation that fails its
+ * self-test.
  */
 extern const struct parity_family parity_family_simde_avx512;
+extern const struct parity_family parity_family_simde_avx2gfni;
+extern const struct parity_family parity_family_simde_avx512gfni;
 extern const struct parity_family parity_family_test_broken;
 
 /* The implementation in use (dispatch.c): load it once per operation. */
@@ -81,6 +86,8 @@ enum {
   PARITY_CPU_AVX2 = 1 << 2,
   PARITY_CPU_AVX512BW = 1 << 3,  /* with AVX-512F */
   PARITY_CPU_AVX512_SLOW = 1 << 4, /* ZMM use lowers the clock (SKX, ICX) */
+  PARITY_CPU_GFNI = 1 << 5,     /* the instructions; the width's bit says
+                                   whether the OS saves its registers */
   PARITY_CPU_NEON = 1 << 8,
   PARITY_CPU_SVE = 1 << 9,
 };
@@ -91,6 +98,14 @@ extern uint8_t parity_gf_exp[256];     /* g^i; exp[255] = exp[0] = 1 */
 extern uint8_t parity_gf_log[256];     /* log_g(x); log[0] unused */
 /* [c][0..15] = c * i, [c][16..31] = c * (i << 4). */
 extern uint8_t parity_gf_nibbles[256][32];
+/* [c] = the 8x8 bit matrix of multiplication by c, as vgf2p8affineqb
+ * takes it (gf.c explains the layout).  The two that the GFNI kernels use
+ * in their inner loops are also compile-time constants, so that the
+ * compiler keeps them in registers (test_parity checks they agree).
+ */
+extern uint64_t parity_gf_affine[256];
+#define PARITY_GF_AFFINE_2 UINT64_C (0x8001828488102040)
+#define PARITY_GF_AFFINE_4 UINT64_C (0x408041c2c4881020)
 uint8_t parity_gf_mul (uint8_t a, uint8_t b);
 uint8_t parity_gf_inv (uint8_t a);
 

@@ -22,9 +22,12 @@
  *
  * and optionally v_xor3 (three-input XOR in one instruction),
  * v_store_pq (how xor_syndrome stores P and Q; the benchmark redefines it
- * as a non-temporal store to show why md must not use one) and
+ * as a non-temporal store to show why md must not use one),
  * MULC_SKIP_MIN (from how many skipped disks one v_mulc by g^start is
- * cheaper than start doublings in xor_syndrome; default: never).
+ * cheaper than start doublings in xor_syndrome; default: never) and
+ * v_horner2 (two steps of Horner's rule at once, see below; default: none)
+ * and v_keep (x) (make the compiler hold x in a register from here on,
+ * see vec_avx512gfni.h; default: nothing).
  *
  * The first five are the register file, the last four the field: a family
  * that keeps a width's registers and brings its own GF(2^8) arithmetic
@@ -49,6 +52,15 @@
  * the highest data disk down, so each disk costs one v_mul2 and one XOR:
  *   Q = ((D_{n-1} g ^ D_{n-2}) g ^ ...) g ^ D_0.
  *
+ * Two disks per step.  Where multiplying by g^2 costs no more than by g
+ * (GFNI: one vgf2p8affineqb for any constant), a family defines
+ *   vec_t v_horner2 (vec_t q, vec_t x1, vec_t x0)  = q g^2 ^ x1 g ^ x0
+ * and horner() walks the disks in pairs: P takes both with one v_xor3, and
+ * Q's multiplications by g^2 (of q) and by g (of x1) are independent, so
+ * the chain that carries Q from disk to disk has one multiplication and
+ * one XOR per two disks instead of per disk.  A family without v_horner2
+ * keeps the loop of one disk per step, instruction for instruction.
+ *
  * SVE cannot use this file (its vectors cannot be array or struct members);
  * kernels_sve.h is the same algorithms in the shape SVE allows, and sve.c
  * says why.
@@ -69,6 +81,9 @@
 #endif
 #ifndef MULC_SKIP_MIN
 #define MULC_SKIP_MIN 256             /* never: start <= 253 */
+#endif
+#ifndef v_keep
+#define v_keep(x) ((void) (x))
 #endif
 
 #define ALWAYS_INLINE static inline __attribute__ ((always_inline))
@@ -113,7 +128,23 @@ ALWAYS_INLINE void
 horner (const int U, vec_t *p, vec_t *q, void **ptrs, size_t off,
         int hi, int lo)
 {
-  for (int z = hi; z >= lo; z--) {
+  int z = hi;
+
+#ifdef v_horner2
+  for (; z - 1 >= lo; z -= 2) {
+    const uint8_t *d1 = AT (ptrs[z], off), *d0 = AT (ptrs[z - 1], off);
+#pragma GCC unroll 16
+    FOR_U {
+      vec_t x1 = v_load (d1 + u * VEC_BYTES), x0 = v_load (d0 + u * VEC_BYTES);
+
+      v_keep (x1);
+      v_keep (x0);
+      p[u] = v_xor3 (p[u], x1, x0);
+      q[u] = v_horner2 (q[u], x1, x0);
+    }
+  }
+#endif
+  for (; z >= lo; z--) {
     const uint8_t *d = AT (ptrs[z], off);
 #pragma GCC unroll 16
     FOR_U {

@@ -4,7 +4,9 @@
  * non-temporal stores (bench/rmw_nt.c), and so that a family with other
  * GF(2^8) arithmetic on the same registers (AVX2 + GFNI) can take the
  * register-file half by defining PARITY_VEC_OWN_GF (see kernels.h).
- * Include only from files compiled with -mavx2.
+ * Include only from files compiled with -mavx2, or with PARITY_VEC_SIMDE
+ * defined, which takes the _mm256_* intrinsics from SIMDe as
+ * vec_avx512.h does (simde_avx2gfni.c, test builds only).
  *
  * Doubling in three instructions: vpblendvb picks 0x1d or 0 by each
  * byte's top bit, vpaddb shifts every byte left, vpxor reduces.  (SSE2's
@@ -22,7 +24,13 @@
 #define PARITY_VEC_AVX2_H
 
 #include <stdint.h>
+
+#ifdef PARITY_VEC_SIMDE
+#define SIMDE_ENABLE_NATIVE_ALIASES
+#include <simde/x86/avx2.h>
+#else
 #include <immintrin.h>
+#endif
 
 #include "internal.h"
 

@@ -63,6 +63,19 @@
 #include <check.h>
 
 #include "parity.h"
+/* For the GFNI matrices only (test_gfni_matrices); the reference below
+ * uses nothing from the library.
+ */
+#include "internal.h"
+
+#ifdef HAVE_SIMDE_GFNI
+#include <simde/x86/avx512.h>
+#include <simde/x86/gfni.h>
+#endif
+#if defined(__x86_64__) && defined(HAVE_CPUID_H)
+#include <cpuid.h>
+#include <immintrin.h>
+#endif
 
 /* Guard bytes on each side of a buffer, and the largest random shift of a
  * buffer inside its allocation; multiples of 64 so buffers stay aligned.
@@ -1032,6 +1045,175 @@ START_TEST (test_reference)
 }
 END_TEST
 
+/* GFNI: the instruction, and the matrices the GFNI kernels give it.
+ *
+ * The GFNI families are tested here through SIMDe wherever the CPU lacks
+ * GFNI, which shows they are right on real hardware only if SIMDe
+ * computes what the instruction does and the matrices mean what
+ * libparity means them to.  So the Intel SDM's definition of
+ * vgf2p8affineqb (GF2P8AFFINEQB, "Operation") is written out below, one
+ * byte at a time; every matrix in parity_gf_affine[] must multiply every
+ * byte by its constant under it (against ref_mul, which shares nothing
+ * with gf.c); SIMDe's instruction, and the CPU's where it has GFNI, must
+ * agree with it on random vectors and matrices; and the matrix for 2 must
+ * be byte for byte the one ISA-L's pq_gen_avx512_gfni, run on GFNI
+ * hardware by its authors and users, multiplies by 2 with.
+ */
+
+/* SDM: result bit i = parity (A.byte[7 - i] AND x) XOR imm8.bit[i], A the
+ * qword of the matrix operand that holds x's lane.
+ */
+static uint8_t
+sdm_affine_byte (uint64_t a, uint8_t x, uint8_t imm8)
+{
+  uint8_t r = 0;
+
+  for (int i = 0; i < 8; i++) {
+    uint8_t row = a >> (8 * (7 - i));
+
+    r |= (__builtin_parity (row & x) ^ ((imm8 >> i) & 1)) << i;
+  }
+  return r;
+}
+
+/* DST = affine (X, A, 0) over N bytes, each qword of A for its 8 bytes. */
+static void
+sdm_affine (uint8_t *dst, const uint8_t *x, const uint64_t *a, size_t n)
+{
+  for (size_t j = 0; j < n; j++)
+    dst[j] = sdm_affine_byte (a[j / 8], x[j], 0);
+}
+
+START_TEST (test_gfni_matrices)
+{
+  /* ISA-L's gf_matrix (raid/pq_gen_avx512_gfni.asm), in memory order. */
+  static const uint8_t isal_mul2[8] = {
+    0x40, 0x20, 0x10, 0x88, 0x84, 0x82, 0x01, 0x80,
+  };
+  uint8_t m2[8];
+
+  memcpy (m2, &parity_gf_affine[2], 8);   /* little-endian, as x86 loads */
+  ck_assert_msg (memcmp (m2, isal_mul2, 8) == 0,
+                 "the matrix of 2 is not ISA-L's");
+  ck_assert_uint_eq (parity_gf_affine[2], PARITY_GF_AFFINE_2);
+  ck_assert_uint_eq (parity_gf_affine[4], PARITY_GF_AFFINE_4);
+  /* The identity and zero, as GFNI's documentation writes them. */
+  ck_assert_uint_eq (parity_gf_affine[1], UINT64_C (0x0102040810204080));
+  ck_assert_uint_eq (parity_gf_affine[0], 0);
+  for (unsigned int c = 0; c < 256; c++)
+    for (unsigned int x = 0; x < 256; x++)
+      if (sdm_affine_byte (parity_gf_affine[c], x, 0) != ref_mul (c, x))
+        ck_abort_msg ("parity_gf_affine[0x%02x] times 0x%02x is 0x%02x, "
+                      "not 0x%02x", c, x,
+                      sdm_affine_byte (parity_gf_affine[c], x, 0),
+                      ref_mul (c, x));
+  /* The immediate flips bits, as the SDM says (the kernels pass 0). */
+  ck_assert_uint_eq (sdm_affine_byte (parity_gf_affine[1], 0x5a, 0xff), 0xa5);
+}
+END_TEST
+
+/* Random matrices: a product by a constant in half the qwords, any bit
+ * matrix in the rest, so that lanes are seen to take their own qword.
+ */
+static void
+random_matrices (uint64_t *a, size_t nq)
+{
+  for (size_t k = 0; k < nq; k++)
+    a[k] = rng_below (2) ? parity_gf_affine[rng_below (256)] : rng_next ();
+}
+
+#ifdef HAVE_SIMDE_GFNI
+static void
+simde_affine_512 (uint8_t *dst, const uint8_t *x, const uint64_t *a)
+{
+  simde__m512i r = simde_mm512_gf2p8affine_epi64_epi8
+    (simde_mm512_loadu_si512 (x), simde_mm512_loadu_si512 (a), 0);
+
+  simde_mm512_storeu_si512 (dst, r);
+}
+
+static void
+simde_affine_256 (uint8_t *dst, const uint8_t *x, const uint64_t *a)
+{
+  simde__m256i r = simde_mm256_gf2p8affine_epi64_epi8
+    (simde_mm256_loadu_si256 ((const void *) x),
+     simde_mm256_loadu_si256 ((const void *) a), 0);
+
+  simde_mm256_storeu_si256 ((void *) dst, r);
+}
+#endif
+
+#if defined(__x86_64__) && defined(HAVE_CPUID_H)
+/* The CPU's own instruction, where it has GFNI with AVX (cpuid below). */
+static __attribute__ ((target ("avx,gfni"))) void
+native_affine_256 (uint8_t *dst, const uint8_t *x, const uint64_t *a)
+{
+  __m256i r = _mm256_gf2p8affine_epi64_epi8
+    (_mm256_loadu_si256 ((const void *) x),
+     _mm256_loadu_si256 ((const void *) a), 0);
+
+  _mm256_storeu_si256 ((void *) dst, r);
+}
+
+static bool
+cpu_has_gfni_avx (void)
+{
+  unsigned int eax, ebx, ecx, edx;
+
+  if (__get_cpuid_max (0, NULL) < 7)
+    return false;
+  __cpuid (1, eax, ebx, ecx, edx);
+  if (!(ecx & bit_AVX) || !(ecx & bit_OSXSAVE))
+    return false;
+  __cpuid_count (7, 0, eax, ebx, ecx, edx);
+  return (ecx & (1 << 8)) != 0;     /* GFNI */
+}
+#endif
+
+/* FN (64 or 32 bytes) against the SDM's definition. */
+static void
+check_affine (const char *name, size_t n,
+              void (*fn) (uint8_t *, const uint8_t *, const uint64_t *))
+{
+  uint8_t x[64], got[64], want[64];
+  uint64_t a[8];
+
+  for (int k = 0; k < 20000; k++) {
+    rng_fill (x, n);
+    random_matrices (a, n / 8);
+    fn (got, x, a);
+    sdm_affine (want, x, a, n);
+    for (size_t j = 0; j < n; j++)
+      if (got[j] != want[j])
+        ck_abort_msg ("%s: byte %zu of affine (0x%02x, matrix "
+                      "0x%016" PRIx64 ") is 0x%02x, the SDM says 0x%02x "
+                      "(seed=%" PRIu64 ")", name, j, x[j], a[j / 8], got[j],
+                      want[j], seed);
+  }
+}
+
+START_TEST (test_gfni_instruction)
+{
+  int checked = 0;
+
+  rng_state = seed ^ hash_string ("gfni_instruction");
+#ifdef HAVE_SIMDE_GFNI
+  check_affine ("SIMDe's _mm512_gf2p8affine_epi64_epi8", 64, simde_affine_512);
+  check_affine ("SIMDe's _mm256_gf2p8affine_epi64_epi8", 32, simde_affine_256);
+  checked++;
+#endif
+#if defined(__x86_64__) && defined(HAVE_CPUID_H)
+  if (cpu_has_gfni_avx ()) {
+    check_affine ("this CPU's vgf2p8affineqb", 32, native_affine_256);
+    checked++;
+  }
+#endif
+  if (!checked)
+    fprintf (stderr, "test_gfni_instruction: neither SIMDe's GFNI nor the "
+             "CPU's; nothing to compare\n");
+}
+END_TEST
+
 /* The selection API. */
 
 static size_t
@@ -1098,7 +1280,8 @@ END_TEST
 
 /* Family names; a family's implementations are named FAMILY + "x" + unroll. */
 static const char *const families[] = {
-  "generic", "sse2", "avx2", "avx512", "simde_avx512", "neon", "sve",
+  "generic", "sse2", "avx2", "avx512", "avx2gfni", "avx512gfni",
+  "simde_avx512", "simde_avx2gfni", "simde_avx512gfni", "neon", "sve",
 };
 
 /* The family of implementation NAME, or NULL. */
@@ -1324,6 +1507,8 @@ parity_suite (void)
 
   tc = tcase_create ("reference");
   tcase_add_test (tc, test_reference);
+  tcase_add_test (tc, test_gfni_matrices);
+  tcase_add_test (tc, test_gfni_instruction);
   suite_add_tcase (s, tc);
 
   /* One test case per implementation; the loop index selects it. */

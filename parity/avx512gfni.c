@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* AVX-512 + GFNI implementation: 64-byte vectors, GF(2^8) products by
+ * vgf2p8affineqb.
+ *
+ * The vector operations and their reasons (one instruction per product,
+ * two disks per Horner step) are in vec_avx512gfni.h; this file
+ * instantiates kernels.h with them at unrolls 1, 2 and 4 and prefers 4.
+ * It runs where the CPU has GFNI and AVX-512BW, and cpu.c does not flag
+ * AVX-512 as lowering the clock: the same policy as avx512.c, so Ice Lake
+ * gets avx2gfni.  simde_avx512gfni.c builds the same kernels against SIMDe
+ * for the tests.
+ */
+
+#include <config.h>
+
+#include "internal.h"
+#include "vec_avx512gfni.h"
+#include "kernels.h"
+
+PARITY_KERNELS (avx512gfnix1, 1)
+PARITY_KERNELS (avx512gfnix2, 2)
+PARITY_KERNELS (avx512gfnix4, 4)
+
+static bool
+avx512gfni_cpu_ok (void)
+{
+  unsigned int f = parity_cpu_features ();
+
+  return (f & PARITY_CPU_AVX512BW) && (f & PARITY_CPU_GFNI)
+         && !(f & PARITY_CPU_AVX512_SLOW);
+}
+
+static const struct parity_impl avx512gfni_impls[] = {
+  {
+    .name = "avx512gfnix1",
+    .xor_gen = xor_gen_avx512gfnix1,
+    .gen_syndrome = gen_syndrome_avx512gfnix1,
+    .xor_syndrome = xor_syndrome_avx512gfnix1,
+    .recov_2data = recov_2data_avx512gfnix1,
+    .recov_datap = recov_datap_avx512gfnix1,
+  },
+  {
+    .name = "avx512gfnix2",
+    .xor_gen = xor_gen_avx512gfnix2,
+    .gen_syndrome = gen_syndrome_avx512gfnix2,
+    .xor_syndrome = xor_syndrome_avx512gfnix2,
+    .recov_2data = recov_2data_avx512gfnix2,
+    .recov_datap = recov_datap_avx512gfnix2,
+  },
+  {
+    .name = "avx512gfnix4",
+    .xor_gen = xor_gen_avx512gfnix4,
+    .gen_syndrome = gen_syndrome_avx512gfnix4,
+    .xor_syndrome = xor_syndrome_avx512gfnix4,
+    .recov_2data = recov_2data_avx512gfnix4,
+    .recov_datap = recov_datap_avx512gfnix4,
+  },
+};
+
+const struct parity_family parity_family_avx512gfni = {
+  .name = "avx512gfni",
+  .cpu_ok = avx512gfni_cpu_ok,
+  .impls = avx512gfni_impls,
+  .count = ARRAY_SIZE (avx512gfni_impls),
+  .preferred = 2,               /* avx512gfnix4 */
+};
