@@ -5,20 +5,24 @@ anything (issue 11, item 13).  The old code installed the new member,
 wrote its superblock, then found the scrub running: it answered an error
 and left the member "rebuilding" with no job to rebuild it.
 
-(a) A raw array scrubs (member 2's reads take a second each); member 2's
+(a) A raw array scrubs (member 0's reads take 200 ms each); member 0's
     server is stopped (SIGSTOP), so that the scrub's row waits on it and
-    the scrub cannot notice the failure that follows, however slowly this
+    the scrub cannot notice the failure that follows however slowly this
     test runs; member 2 fails; `replace 2 SPARE` is refused: the member
     table (status) is as before and nothing was written to SPARE (md5).
-    Once the server goes on and the scrub has stopped (it cannot go on
+    Once member 0 goes on and the scrub has stopped (it cannot go on
     degraded), the same replace is accepted and the rebuild brings back
     the data (raidcheck.py on the member files).
-(b) The same during the first resync of a create=true md array, capped by
-    rebuild-rate.
+(b) The same during the first resync of a create=true md array.  No
+    member can be stopped here (failing member 2 rewrites the others'
+    superblocks); instead rebuild-rate=4K makes the resync sleep 16 s
+    after its first 64 KiB row before it reads the next one and finds a
+    member failed, and the refusal comes well inside that.
 
-(Before the SIGSTOP the window was the rest of the row in flight: a
-loaded machine sent the replace after the scrub had stopped, and the
-replace was rightly accepted.)
+The window used to be the rest of one row (a 1 s read, or 2 s of
+rebuild-rate): on a loaded machine the replace came after the scrub had
+stopped, and was rightly accepted.  Stopping the member being failed
+does not hold the scrub either: failing it ends its reads in flight.
 """
 
 import hashlib
@@ -37,9 +41,10 @@ def md5(path):
         return hashlib.md5(f.read()).hexdigest()
 
 
-def refused_replace(ctl, slow, spare, what):
-    """slow: member 2's server, stopped here and let go on at the end."""
-    slow.stop()
+def refused_replace(ctl, spare, what, hold=None):
+    """hold: a member server to stop while the replace is refused."""
+    if hold:
+        hold.stop()
     sc = ctl.status()["scrub"]
     assert sc["running"], "%s: no scrub is running: %s" % (what, sc)
     ctl.ok("fail 2")
@@ -56,13 +61,14 @@ def refused_replace(ctl, slow, spare, what):
         "%s: the refused replace wrote to %s" % (what, spare)
     assert "scrub" in reply, "%s: refused with %r" % (what, reply)
     faults.log("  %s: replace 2 -> %s" % (what, reply))
-    slow.cont()
+    if hold:
+        hold.cont()
 
 
 with faults.Test() as hz:
     # (a)
-    members = [hz.member(2 * M, "remote", delay_read="1000ms") if i == 2
-               else hz.member(2 * M, "local") for i in range(4)]
+    members = [hz.member(2 * M, "remote", delay_read="200ms")] + \
+        [hz.member(2 * M, "local") for _ in range(3)]
     arr = hz.array(members, level=5, chunk=chunk, control=True,
                    params=["metadata=none"])
     ctl = arr.ctl
@@ -70,7 +76,7 @@ with faults.Test() as hz:
     spare = os.path.join(hz.dir, "a.spare")
     faults.noise_file(spare, 2 * M)
     ctl.ok("scrub check")
-    refused_replace(ctl, members[2], spare, "(a) during scrub check")
+    refused_replace(ctl, spare, "(a) during scrub check", hold=members[0])
     ctl.wait_idle(30)
     ctl.ok("replace 2 " + spare)
     st = ctl.wait_idle(60)
@@ -80,14 +86,13 @@ with faults.Test() as hz:
                                members[3].path], shadow,
                          "(a) after the accepted replace", program=False)
 
-    # (b) a resync of 32 rows at 32K/s: two seconds a row.
-    members = [hz.member(3 * M, "remote" if i == 2 else "local")
-               for i in range(4)]
+    # (b) a resync at 4K/s: 16 s after the first row.
+    members = [hz.member(3 * M, "local") for _ in range(4)]
     arr = hz.array(members, level=5, chunk=chunk, data_offset=M,
                    control=True,
-                   params=["create=true", "bitmap=none", "rebuild-rate=32K"])
+                   params=["create=true", "bitmap=none", "rebuild-rate=4K"])
     ctl = arr.ctl
     spare = os.path.join(hz.dir, "b.spare")
     faults.noise_file(spare, 3 * M)
-    refused_replace(ctl, members[2], spare, "(b) during the first resync")
+    refused_replace(ctl, spare, "(b) during the first resync")
     arr.stop()
