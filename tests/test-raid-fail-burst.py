@@ -27,6 +27,21 @@ import workload as wl
 K = 1024
 nclients = 8
 phase_s = 1.5
+phase_max_s = 60
+
+
+def phase(load):
+    """One phase of the burst: phase_s seconds, and longer (up to
+    phase_max_s) until a request has completed in it, so that a slow
+    machine (memcheck, a loaded CI) still tests every phase under load.
+    Returns how many requests completed in it."""
+    before = load.total()
+    t0 = time.monotonic()
+    time.sleep(phase_s)
+    while load.total() == before and time.monotonic() - t0 < phase_max_s:
+        time.sleep(0.05)
+    return load.total() - before
+
 
 # level, members, layout, chunk, faults: (how, member) applied one per
 # phase after a first phase with every member healthy.
@@ -49,8 +64,7 @@ with faults.Test(filters=["error"]) as hz:
 
         phases = []
         with wl.Load(arr, shadow, nclients, seed * 100 + ci, what) as load:
-            time.sleep(phase_s)
-            phases.append(("healthy", load.total()))
+            phases.append(("healthy", phase(load)))
             for how, m in flist:
                 member = arr.members[m]
                 if how == "eio":
@@ -60,10 +74,7 @@ with faults.Test(filters=["error"]) as hz:
                     member.fail_reads(True)
                 else:
                     member.kill()
-                before = load.total()
-                time.sleep(phase_s)
-                phases.append(("%s on member %d" % (how, m),
-                               load.total() - before))
+                phases.append(("%s on member %d" % (how, m), phase(load)))
         for name, ops in phases:
             assert ops > 0, "%s: no request completed in phase '%s'" % (
                 what, name)
