@@ -108,7 +108,13 @@ struct md_array {
  * an event count not behind (a server restarted over an older copy of
  * the disk is behind; an empty or foreign disk has no such superblock).
  * While a superblock is being written (in_flight) either the old one or
- * the new one may be there.  It has its own lock, never md->lock: the
+ * the new one may be there; and since the read of a new connection is on
+ * the wire while superblocks are written, what it reads is judged against
+ * the lowest count the disk could hold when the read was sent (begin),
+ * not only against what was written by the time the answer came: a read
+ * sent before a write and answered after it (found by the soak, seed
+ * 796263561) shows the old superblock, which is no older copy of the
+ * disk.  It has its own lock, never md->lock: the
  * check runs inside member I/O, which update() does holding md->lock.
  * Only this file gives members identities, so a member's identity, if it
  * has one, is a struct md_identity.
@@ -134,9 +140,26 @@ is_who (const struct md_super *sb, const struct md_who *w)
     sb->dev_number == w->dev_number && sb->events >= w->events;
 }
 
+/* The lowest event count the disk can hold now: what was last written to
+ * it, or what is being written, if lower (md counts back down).
+ */
+static uint64_t
+md_identity_begin (struct member_identity *id)
+{
+  struct md_identity *mi = (struct md_identity *) id;
+  uint64_t floor;
+
+  pthread_mutex_lock (&mi->lock);
+  floor = mi->written.events;
+  if (mi->in_flight && mi->writing.events < floor)
+    floor = mi->writing.events;
+  pthread_mutex_unlock (&mi->lock);
+  return floor;
+}
+
 static const char *
-md_identity_verify (struct member_identity *id, const void *buf, char *why,
-                    size_t whylen)
+md_identity_verify (struct member_identity *id, uint64_t begun,
+                    const void *buf, char *why, size_t whylen)
 {
   struct md_identity *mi = (struct md_identity *) id;
   struct md_super sb_buf, *sb = &sb_buf;  /* ~5K: on the stack, so that a
@@ -150,9 +173,13 @@ md_identity_verify (struct member_identity *id, const void *buf, char *why,
     bad = "it has no md superblock at 4 KiB";
   else if (r == 1) {
     const struct md_who *w = &mi->written;
+    struct md_who then;
 
     pthread_mutex_lock (&mi->lock);
-    if (is_who (sb, w) || (mi->in_flight && is_who (sb, &mi->writing)))
+    then = *w;
+    then.events = begun;        /* the disk as it was when the read left */
+    if (is_who (sb, w) || (mi->in_flight && is_who (sb, &mi->writing)) ||
+        is_who (sb, &then))
       bad = NULL;
     else if (memcmp (sb->set_uuid, w->set_uuid, 16))
       bad = "its md superblock belongs to another array (set UUID)";
@@ -193,7 +220,8 @@ expect_super (struct member *m, const struct md_super *sb, bool written)
       return;                   /* checked from its first superblock on */
     mi->base = (struct member_identity) {
       .offset = MD_SB_OFFSET, .len = MD_SB_BYTES,
-      .verify = md_identity_verify, .free = md_identity_free,
+      .begin = md_identity_begin, .verify = md_identity_verify,
+      .free = md_identity_free,
     };
     pthread_mutex_init (&mi->lock, NULL);
     mi->written = w;

@@ -106,8 +106,15 @@ enum member_state {
 struct member_identity {
   uint64_t offset;
   uint32_t len;
-  const char *(*verify) (struct member_identity *id, const void *buf,
-                         char *why, size_t whylen);
+  /* Optional: called just before the range is read; what it returns is
+   * given to verify.  The array's view of a disk changes while the read
+   * is on the wire (md_array.c writes superblocks meanwhile): verify must
+   * judge the disk as it was when the read was sent, not as it is when
+   * the answer comes back.  begin follows verify's locking rule.
+   */
+  uint64_t (*begin) (struct member_identity *id);
+  const char *(*verify) (struct member_identity *id, uint64_t begun,
+                         const void *buf, char *why, size_t whylen);
   void (*free) (struct member_identity *id);
 };
 

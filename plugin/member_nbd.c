@@ -577,12 +577,14 @@ check_identity (struct member *m, struct member_identity *id,
   uint8_t stack_buf[IDENTITY_STACK];  /* md's superblock fits: no malloc */
   void *buf = id->len <= sizeof stack_buf ? stack_buf : malloc (id->len);
   const char *bad;
+  uint64_t begun;
   int r;
 
   if (buf == NULL) {
     snprintf (why, whylen, "out of memory");
     return -1;
   }
+  begun = id->begin ? id->begin (id) : 0;
   r = finish_command (h, nbd_aio_pread (h, buf, id->len, id->offset,
                                         NBD_NULL_COMPLETION, 0), deadline);
   if (r != 1) {
@@ -592,7 +594,7 @@ check_identity (struct member *m, struct member_identity *id,
       free (buf);
     return -1;
   }
-  bad = id->verify (id, buf, why, whylen);
+  bad = id->verify (id, begun, buf, why, whylen);
   if (buf != stack_buf)
     free (buf);
   if (bad) {

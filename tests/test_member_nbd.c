@@ -540,8 +540,8 @@ END_TEST
 static const char magic[8] = "RAIDTEST";
 
 static const char *
-magic_verify (struct member_identity *id, const void *buf, char *why,
-              size_t whylen)
+magic_verify (struct member_identity *id, uint64_t begun, const void *buf,
+              char *why, size_t whylen)
 {
   return memcmp (buf, magic, sizeof magic) == 0 ? NULL : "no magic";
 }
