@@ -7,11 +7,24 @@
  * a half-done rebuild and starts clearing the bitmap, and at shutdown it
  * marks the array clean, all of which write the members.  Nothing in
  * nbdkit's ABI says -r (`nm -D nbdkit` exports only nbdkit_* calls; its
- * read_only variable is not among them), so the plugin reads the command
- * line the kernel keeps for the process, /proc/self/cmdline, and parses
- * it as nbdkit's main() does: glibc getopt_long over nbdkit's own tables
- * (the options nbdkit 1.32 documents in nbdkit(1) and lists with
+ * read_only variable is not among them), so the plugin parses nbdkit's
+ * arguments as nbdkit's main() does: glibc getopt_long over nbdkit's own
+ * tables (the options nbdkit 1.32 documents in nbdkit(1) and lists with
  * --short-options and --long-options), transcribed below.
+ *
+ * Which arguments.  Not /proc/self/cmdline, which this file read first:
+ * that is what execve got, and when nbdkit is started by the dynamic
+ * loader ("ld.so --preload LIB /usr/bin/nbdkit -r ...", as make
+ * check-asan does) it begins with the loader's own options, which are
+ * not nbdkit's and would need the loader's tables too.  The arguments
+ * main() got are main()'s argv, after the loader took its own, and glibc
+ * hands exactly that array to every ELF constructor of a shared object,
+ * one that dlopen loads included (dlopen passes __libc_argc and
+ * __libc_argv on to the object's init functions).  nbdkit dlopens the
+ * plugin after its getopt loop, so the array is then permuted (options
+ * first, "--" after them, non-options last), which changes nothing for
+ * the parse below.  Elsewhere than glibc the constructor gets nothing and
+ * the answer is "cannot tell" (readonly=true says it).
  *
  * getopt_long's rules, as they apply to those tables: arguments are
  * permuted, so an option may come after the plugin name and its
@@ -26,20 +39,18 @@
  * in --run 'nbdsh -r ...' is not nbdkit's.
  *
  * A command line that getopt would refuse cannot have started this
- * nbdkit; if one is met anyway (or /proc cannot be read) the answer is
- * "not read-only", and readonly=true is there to say it explicitly.
+ * nbdkit; if one is met anyway the answer is "not read-only", and
+ * readonly=true is there to say it explicitly.
  *
  * If nbdkit's options change, the tables must follow; the test
- * test-raid-md-readonly.sh runs the spellings that matter.
+ * test-raid-md-readonly.sh runs the spellings that matter, with nbdkit
+ * started both directly and by the loader.
  */
 
 #include <config.h>
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "nbdkit_cmdline.h"
 
@@ -176,42 +187,25 @@ nbdkit_cmdline_read_only (int argc, char *const *argv, bool posixly_correct)
   return ro;
 }
 
+/* main()'s argc and argv, as glibc gives them to constructors. */
+static int main_argc;
+static char *const *main_argv;
+
+#ifdef __GLIBC__
+static void __attribute__ ((constructor))
+nbdkit_cmdline_capture (int argc, char **argv, char **envp)
+{
+  (void) envp;
+  main_argc = argc;
+  main_argv = argv;
+}
+#endif
+
 int
 nbdkit_cmdline_read_only_self (void)
 {
-  char *buf = NULL, **argv = NULL;
-  size_t len = 0, cap = 0;
-  int fd, argc = 0, r = -1;
-  ssize_t n;
-
-  fd = open ("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-  if (fd == -1)
+  if (main_argv == NULL || main_argc < 1)
     return -1;
-  do {
-    if (len + 4096 > cap) {
-      char *b = realloc (buf, cap = len + 65536);
-
-      if (b == NULL)
-        goto out;
-      buf = b;
-    }
-    n = read (fd, buf + len, cap - len - 1);
-    if (n > 0)
-      len += n;
-  } while (n > 0 || (n == -1 && errno == EINTR));
-  if (n == -1 || len == 0)
-    goto out;
-  buf[len] = '\0';
-  argv = calloc (len + 1, sizeof *argv);
-  if (argv == NULL)
-    goto out;
-  for (size_t i = 0; i < len; i += strlen (buf + i) + 1)
-    argv[argc++] = buf + i;
-  r = nbdkit_cmdline_read_only (argc, argv, getenv ("POSIXLY_CORRECT") != NULL);
-
- out:
-  close (fd);
-  free (argv);
-  free (buf);
-  return r;
+  return nbdkit_cmdline_read_only (main_argc, main_argv,
+                                   getenv ("POSIXLY_CORRECT") != NULL);
 }

@@ -13,8 +13,9 @@
 int nbdkit_cmdline_read_only (int argc, char *const *argv,
                               bool posixly_correct);
 
-/* The same for this process (/proc/self/cmdline, POSIXLY_CORRECT from
- * the environment); -1 if it cannot be read or parsed.
+/* The same for this process: the argv nbdkit's main() got (not the
+ * dynamic loader's, when nbdkit was started by one), POSIXLY_CORRECT from
+ * the environment; -1 if it cannot be known or parsed.
  */
 int nbdkit_cmdline_read_only_self (void);
 

@@ -10,7 +10,9 @@
 #       served, not resynchronised, the bitmap not cleared, and the log
 #       says so; for every spelling of -r nbdkit accepts (-r, --readonly,
 #       --read-only, the prefix --read, a cluster -fr, -r after the plugin's
-#       parameters) and readonly=true.  And the other way: an "-r" inside
+#       parameters), with nbdkit started by the dynamic loader (ld.so and
+#       its own options before nbdkit's, as make check-asan starts it),
+#       and readonly=true.  And the other way: an "-r" inside
 #       --run's argument is not nbdkit's, so that start does resync.
 #   (b) an array left mid-recovery (member 1 half rebuilt, its rows above
 #       the recovery offset noise): served with those rows reconstructed,
@@ -23,7 +25,7 @@
 #   (e) create=true is refused.
 
 source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
-requires nbdsh md5sum cp cmp head
+requires nbdsh md5sum cp cmp head readelf
 requires_python_module nbd
 requires_nbdkit_filter error
 
@@ -61,7 +63,7 @@ served ()
     # earlier one did.
     for i in 0 1 2 3; do cp --sparse=always "$tmpdir/$SRC$i" "${x[i]}"; done
     members_md5 "${x[@]}" > "$tmpdir/before"
-    SHADOW=$SHADOW timeout 60 nbdkit --exit-with-parent "$@" \
+    SHADOW=$SHADOW timeout 60 "${start[@]}" --exit-with-parent "$@" \
         > "$tmpdir/out" 2> "$tmpdir/err" || r=$?
     members_md5 "${x[@]}" > "$tmpdir/after"
     if [ $r != 0 ] || ! grep -q VERIFIED "$tmpdir/out"; then
@@ -77,6 +79,7 @@ served ()
         echo "ok: $what"
     fi
 }
+start=(nbdkit)
 verify='nbdsh -u "$uri" -c "exec(open(\"'"$tmpdir/verify.py"'\").read())"'
 
 # written WHAT SRC RUN: a read-write start (--run RUN) on fresh copies of
@@ -127,6 +130,22 @@ served "(a) unclean, -fr" "$unrepaired" \
     -fr -U - "$RAID_PLUGIN" "${x[@]}" --run "$verify"
 served "(a) unclean, -r after the plugin's parameters" "$unrepaired" \
     -U - "$RAID_PLUGIN" "${x[@]}" -r --run "$verify"
+# The loader's arguments come first in what execve got (and so in
+# /proc/self/cmdline); nbdkit's -r must still be found.  Under check-asan
+# and check-tsan every case here is started so (tests/sanitize/nbdkit).
+case ${RAID_SANITIZE:-} in
+    asan|tsan)
+        echo "ok: (a) unclean, nbdkit -r started by the loader: every case here is" ;;
+    *)
+        nbdkit_bin=$(command -v nbdkit)
+        ldso=$(readelf -l "$nbdkit_bin" |
+               sed -n 's/.*program interpreter: \([^]]*\)]/\1/p')
+        [ -x "$ldso" ] || fail "(a) no program interpreter found in $nbdkit_bin"
+        start=("$ldso" --inhibit-cache --argv0 nbdkit "$nbdkit_bin")
+        served "(a) unclean, nbdkit -r started by the loader ($ldso)" \
+            "$unrepaired" -r -U - "$RAID_PLUGIN" "${x[@]}" --run "$verify"
+        start=(nbdkit) ;;
+esac
 served "(a) unclean, readonly=true" "$unrepaired" \
     -U - "$RAID_PLUGIN" readonly=true "${x[@]}" --run "$verify"
 # Not read-only: the -r is --run's.  This start resyncs and writes.
