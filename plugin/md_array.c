@@ -85,6 +85,11 @@ struct md_array {
    */
   _Atomic uint64_t written_as[GEOMETRY_MAX_MEMBERS];
   _Atomic enum member_state states[GEOMETRY_MAX_MEMBERS];
+  /* A re-add (md_array_readd_expect): the serial of the member that is
+   * about to come back in role i as the disk it was, keeping the role's
+   * dev_number and device UUID; 0: none.  Under lock.
+   */
+  uint64_t readd_serial[GEOMETRY_MAX_MEMBERS];
   _Atomic bool clean;           /* as the superblocks say; written under
                                    lock, read without it */
   bool written_clean;           /* what the last update wrote */
@@ -857,6 +862,14 @@ install_replacements (struct md_array *md, bool last)
 
     if (md->written_as[i] == m->serial)
       continue;
+    if (md->readd_serial[i] == m->serial) {
+      /* The disk comes back as itself: its slot and UUID stay, as with
+       * mdadm --re-add.
+       */
+      md->readd_serial[i] = 0;
+      md->written_as[i] = m->serial;
+      continue;
+    }
     md->dev_number[i] = UINT32_MAX;     /* the predecessor leaves */
     for (d = 0; d < MD_MAX_DEV && !slot_free (md, d); d++)
       ;
@@ -1260,6 +1273,114 @@ md_array_create (struct members *ms, const struct geometry *g,
   if (!cfg->no_bitmap && create_bitmap (md, cfg) == -1)
     return -1;
   return 0;
+}
+
+/* Re-add (md.c's super_1_validate and mdadm --re-add, in their spirit):
+ * the superblock m carries must be role i's own, with the set UUID, the
+ * device UUID and the dev_number the array keeps for the role, and an
+ * event count no newer than the array's; and the write-intent bitmap
+ * must cover what it missed: there is one, and its bits were not cleared
+ * since m's superblock was written (events >= md's count at the last
+ * clearing).  Nothing is written; on success m is given the identity its
+ * new connections are checked against (expect_super).
+ */
+static const char *
+readd_refusal (struct md_array *md, int i, const struct md_super *sb,
+               char *msg, size_t len)
+{
+  uint64_t floor;
+
+  if (memcmp (sb->set_uuid, md->sb.set_uuid, 16))
+    return "it is a different disk: its md superblock belongs to another "
+      "array (set UUID)";
+  if (md->dev_number[i] == UINT32_MAX ||
+      memcmp (sb->device_uuid, md->device_uuid[i], 16) ||
+      sb->dev_number != md->dev_number[i])
+    return "it is a different disk: its md superblock is another member's "
+      "(device UUID, dev_number)";
+  if (sb->events > md->max_events) {
+    snprintf (msg, len, "its md superblock is newer than the array's "
+              "(events %" PRIu64 " > %" PRIu64 "): it was used elsewhere",
+              sb->events, md->max_events);
+    return msg;
+  }
+  floor = md_bitmap_cleared_at (md->bitmap);
+  if (sb->events < floor) {
+    snprintf (msg, len, "the write-intent bitmap cannot prove its content: "
+              "its md superblock (events %" PRIu64 ") is older than the "
+              "bitmap's last clearing (events %" PRIu64 "), so it may miss "
+              "writes whose bits are gone", sb->events, floor);
+    return msg;
+  }
+  return NULL;
+}
+
+int
+md_array_readd_check (struct md_array *md, int i, struct member *m,
+                      char *msg, size_t len)
+{
+  struct md_super *sb;
+  const char *why = NULL;
+  int r;
+
+  if (md == NULL) {
+    snprintf (msg, len, "a raw array (metadata=none) has no write-intent "
+              "bitmap to resync from");
+    return -1;
+  }
+  if (md->bitmap == NULL) {
+    snprintf (msg, len, "the array has no write-intent bitmap to resync "
+              "from");
+    return -1;
+  }
+  if ((sb = malloc (sizeof *sb)) == NULL) {
+    snprintf (msg, len, "out of memory");
+    return -1;
+  }
+  r = md_super_read (m, sb, &why);
+  if (r == -2)
+    snprintf (msg, len, "cannot read its md superblock: %s",
+              strerror (errno ? errno : EIO));
+  else if (r == -1)
+    snprintf (msg, len, "it is a different disk: its md superblock cannot "
+              "be used (%s)", why);
+  else if (r == 0)
+    snprintf (msg, len, "it is a different disk: it has no md superblock");
+  else {
+    ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&md->lock);
+
+    why = readd_refusal (md, i, sb, msg, len);
+    if (why && why != msg)
+      snprintf (msg, len, "%s", why);
+    if (why == NULL)
+      expect_super (m, sb, true);
+  }
+  free (sb);
+  return r == 1 && why == NULL ? 0 : -1;
+}
+
+void
+md_array_readd_expect (struct md_array *md, int i, uint64_t serial)
+{
+  if (md == NULL)
+    return;
+
+  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&md->lock);
+  md->readd_serial[i] = serial;
+}
+
+uint64_t
+md_array_next_dirty_row (struct md_array *md, uint64_t row)
+{
+  return md && md->bitmap ? md_bitmap_next_dirty_row (md->bitmap, row) : row;
+}
+
+uint64_t
+md_array_dirty_rows (struct md_array *md, uint64_t from)
+{
+  if (md && md->bitmap)
+    return md_bitmap_dirty_rows (md->bitmap, from);
+  return md && from < md->rows ? md->rows - from : 0;
 }
 
 /* Whether m, offered as a replacement, belongs to something else: an md

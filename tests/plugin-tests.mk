@@ -376,3 +376,13 @@ test_members_SOURCES = test_members.c member_mem.c member_mem.h \
 test_members_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
 test_members_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
+
+# Re-add from the write-intent bitmap (issue 13): a failed member's own
+# disk taken back with re-add N, only the rows under set bits resynced
+# (readd.py: what the tests share); a different disk, or one the bitmap
+# cannot vouch for, refused with nothing written; a member that fails
+# again during its re-add stays failed.
+EXTRA_DIST += readd.py
+TESTS += test-raid-ctl-readd.py
+TSAN_TESTS += test-raid-ctl-readd.py
+EXTRA_DIST += test-raid-ctl-readd.py
