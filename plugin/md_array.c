@@ -397,11 +397,15 @@ order_members (struct members *ms, const struct array_config *cfg,
                     cfg->disks[i], role);
       return -1;
     }
-    if (s->feature_map & 0x2) {
+    if (s->feature_map & MD_FEATURE_RECOVERY_OFFSET) {
       /* It was being rebuilt: rows below its recovery offset are good, the
-       * rebuild goes on from there (jobs_after_fork).
+       * rebuild goes on from there (jobs_after_fork); only where the
+       * bitmap's bits are set if it was re-added, as md resumes such a
+       * recovery (the bits stay until every member is in sync).
        */
       member_start_rebuild (m, s->recovery_offset / ref->chunk);
+      m->readd = (s->feature_map & MD_FEATURE_RECOVERY_BITMAP) &&
+        (ref->feature_map & MD_FEATURE_BITMAP);
       if (cfg->readonly)
         nbdkit_error ("raid: read-only: member %s was being rebuilt (row %"
                       PRIu64 " of %" PRIu64 "): the rebuild is not resumed, "
@@ -945,10 +949,16 @@ write_all (struct md_array *md, bool clean)
       continue;
     sb.dev_number = md->dev_number[i];
     memcpy (sb.device_uuid, md->device_uuid[i], 16);
-    sb.feature_map = md->sb.feature_map & ~0x2u;
+    sb.feature_map = md->sb.feature_map &
+      ~(MD_FEATURE_RECOVERY_OFFSET | MD_FEATURE_RECOVERY_BITMAP);
     sb.recovery_offset = 0;
     if (st == MEMBER_REBUILDING) {
-      sb.feature_map |= 0x2;
+      /* As md's super_1_sync: a re-add's recovery is marked as one from
+       * the bitmap, so that an assembly resumes it as such.
+       */
+      sb.feature_map |= MD_FEATURE_RECOVERY_OFFSET;
+      if (m->readd && md->bitmap)
+        sb.feature_map |= MD_FEATURE_RECOVERY_BITMAP;
       sb.recovery_offset = member_recovery_stripe (m) * md->sb.chunk;
     }
     if (write_super (m, &sb) == -1) {
