@@ -48,9 +48,29 @@ class Case:
         self.shadow = wl.fill(self.arr.h, t.rng)
         self.ctl.finished_scrub()
         if bchunk is not None:
-            wait_until(lambda: self.ctl.status()["bitmap"]["dirty"] == 0,
-                       10, "the bits clear after the fill")
+            self.wait_bits_clear("after the fill")
         self.rows = self.arr.rows
+
+    def wait_bits_clear(self, what):
+        wait_until(lambda: self.ctl.status()["bitmap"]["dirty"] == 0,
+                   10 * DELAY + 5, "the bits clear " + what)
+
+    def refused(self, line, *words):
+        """The control command must be refused, naming each word, and
+        change nothing: every member file, and the status but for the
+        time, as they were.  Returns the reply."""
+        before, st0 = self.md5s(), self.ctl.status()
+        r = self.ctl.error(line)
+        for w in words:
+            assert w in r, "%r: the reply does not say %r: %s" % (line, w, r)
+        time.sleep(0.2)             # anything it started would show by now
+        assert self.md5s() == before, "%r: a member file changed" % line
+        st = self.ctl.status()
+        assert st["members"] == st0["members"] and \
+            st["bitmap"] == st0["bitmap"] and not st["rebuild"]["running"], \
+            "%r changed the status: %s -> %s" % (line, st0, st)
+        faults.log("  refused: %s" % r)
+        return r
 
     # The geometry, from the superblock and raidcheck.py (faults.Array).
 
