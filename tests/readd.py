@@ -125,6 +125,16 @@ class Case:
         m.fail_writes(False)
         return written
 
+    def restart(self):
+        """Stop nbdkit cleanly and start it again on the same members,
+        assembled from their superblocks (create=true and the bitmap's
+        parameters dropped)."""
+        self.arr.stop(grace=30)
+        self.arr.params = [p for p in self.arr.params
+                           if not p.startswith(("create=", "bitmap"))]
+        self.arr.start()
+        self.ctl = self.arr.ctl
+
     def md5s(self):
         return faults.md5s(self.paths)
 
