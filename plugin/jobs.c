@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The background jobs that repair an array while it serves, and the
  * operator actions that start them: failing a member, replacing one
- * (which starts a rebuild), scrubbing; and the resync after an unclean
+ * (which starts a rebuild), re-adding one (a rebuild of the rows the
+ * write-intent bitmap marks), scrubbing; and the resync after an unclean
  * shutdown.
  *
  * One background thread at a time runs a job, row by row:
@@ -15,6 +16,17 @@
  *            is done.  Every 256 rows and at the end md records the
  *            recovery offset in the superblocks, so that a restarted
  *            nbdkit resumes the rebuild there (jobs_after_fork).
+ *   re-add   the same job, for a member whose readd flag is set: the
+ *            failed member's own disk, opened again by its name
+ *            (jobs_readd_member; md_array_readd_check said it is that
+ *            disk and the bitmap covers what it missed).  Only the rows
+ *            under set bits are rebuilt; the job jumps over the others,
+ *            moving recovery_stripe past them without a row lock: the
+ *            bitmap was set before any write the disk missed went out
+ *            and no bit is cleared while a member is not in sync, so a
+ *            row whose bit is clear now was not written while it was
+ *            out, and a write that starts on it later goes to the member
+ *            too (writes go to every row of a rebuilding member).
  *   scrub    for each row: read it from the members, compare the parity
  *            with the data (stripe_scrub_row), count mismatched pages like
  *            md's mismatch_cnt, and with repair rewrite what is wrong.

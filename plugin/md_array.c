@@ -47,6 +47,18 @@
  * Member identity (member.h, design.md section 8).  A member that can
  * reconnect (an NBD export) checks every new connection against what
  * this file last wrote to it: see write_super below.
+ *
+ * Re-add (md_array_readd_check, md_array_readd_expect; jobs.c runs it).
+ * A failed role's own disk, opened again, is accepted as md's
+ * super_1_validate accepts a disk coming back into an array with a
+ * bitmap: this set's UUID, the role's device UUID and dev_number, events
+ * not newer than the array's nor older than md's count at the bitmap's
+ * last clearing.  It comes back through the table like a replacement (a
+ * new member object), but announced first, so that the update that
+ * finds it keeps the role's slot and UUID instead of giving it new ones;
+ * while it is resynced its superblock says so as md's does (recovery
+ * offset, and 0x80: from the bitmap), and an assembly that finds that
+ * resumes it as a re-add.
  */
 
 #include <config.h>
