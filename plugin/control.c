@@ -322,16 +322,21 @@ status_json (struct array *a, struct jobs *js, FILE *f)
 
   bool rebuilding = st.rebuild_running && st.rebuild_member >= 0;
   double elapsed = rebuilding ? (st.now - st.rebuild_member_start) / 1e9 : 0;
+  uint64_t written = 0;         /* by this run of the job: for the rate */
 
-  if (rebuilding)
+  if (rebuilding) {
     done = st.member[st.rebuild_member].recovery_stripe * a->g.chunk;
+    /* A re-add jumps over clean rows: its rate is what it wrote. */
+    written = st.rebuild_readd ? st.member[st.rebuild_member].resynced
+      : done - st.rebuild_first_row * a->g.chunk;
+  }
   fprintf (f, "],\"rebuild\":{\"running\":%s,\"readd\":%s,"
            "\"member\":%d,\"done\":%" PRIu64
            ",\"total\":%" PRIu64 ",\"mb_per_s\":%.1f}",
            st.rebuild_running ? "true" : "false",
            st.rebuild_running && st.rebuild_readd ? "true" : "false",
            rebuilding ? st.rebuild_member : -1, done, total, elapsed > 0
-           ? (done - st.rebuild_first_row * a->g.chunk) / elapsed / 1e6 : 0.0);
+           ? written / elapsed / 1e6 : 0.0);
 
   done = st.scrub_rows_done * a->g.chunk;
   total = st.scrubbed ? st.scrub_rows_total * a->g.chunk : total;

@@ -131,8 +131,9 @@ members_section_end (struct members_section *s)
   __attribute__ ((cleanup (members_section_end), unused)) \
   struct members_section members_section_##n = { (ms), members_enter (ms) }
 
-/* Replacing member i by m (m becomes REBUILDING from row 0; the old
- * member waits in limbo until no reader can hold it).  Replacements are
+/* Replacing member i by m, a new disk or (re-add) the same disk opened
+ * again (m becomes REBUILDING from row 0; the old member waits in limbo
+ * until no reader can hold it).  Replacements are
  * serialised by the caller (jobs.c), which checks members_limbo_full
  * first, so that members_replace cannot refuse after it decided.
  */
