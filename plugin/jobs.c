@@ -619,18 +619,24 @@ check_replacement (struct array *a, int i, struct member *m,
 }
 
 /* Decide, then change: everything that can refuse the replacement, the
- * rebuild's thread included, comes before it is installed.  A re-added
+ * rebuild's thread included, comes before it is installed.  A re-add was
+ * checked against the failed member with serial `was` (0: a replacement,
+ * which needs no such check), outside this lock: if another command put
+ * a member in the role meanwhile, the check no longer holds.  A re-added
  * member is announced to md first, so that whichever update finds it in
  * the table keeps the role's slot and UUID.  Lock held.
  */
 static int
-install_replacement (struct jobs *js, int i, struct member *m, bool readd,
+install_replacement (struct jobs *js, int i, struct member *m, uint64_t was,
                      char **why)
 {
   struct array *a = js->a;
+  bool readd = was != 0;
 
   if (!member_failed (members_at (&a->ms, i)))
     *why = "the member has not failed: fail it first";
+  else if (readd && members_at (&a->ms, i)->serial != was)
+    *why = "another member took the role meanwhile: try again";
   else if (js->job && js->job->kind == JOB_SCRUB)
     *why = "a scrub or resync is running: replace the member when it has "
       "stopped (it stops at the next row, now that a member has failed; "
@@ -663,6 +669,7 @@ take_member_read (struct jobs *js, int i, const char *name, enum take how,
   static __thread char msg[768];        /* control clients run in parallel */
   struct array *a = js->a;
   struct member *m;
+  uint64_t was;
   int r;
 
   if (a->readonly) {
@@ -681,6 +688,7 @@ take_member_read (struct jobs *js, int i, const char *name, enum take how,
     *why = "too many members have failed for the array to be rebuilt";
     return -1;
   }
+  was = how == TAKE_READD ? members_at (&a->ms, i)->serial : 0;
   if (strcmp (name, "missing") == 0) {
     *why = how == TAKE_READD ? "the member was 'missing' from the start: "
       "there is no disk to re-add ('replace N PATH' gives it one)"
@@ -700,7 +708,7 @@ take_member_read (struct jobs *js, int i, const char *name, enum take how,
     return -1;
   }
   pthread_mutex_lock (&js->lock);
-  r = install_replacement (js, i, m, how == TAKE_READD, why);
+  r = install_replacement (js, i, m, was, why);
   pthread_mutex_unlock (&js->lock);
   if (r == -1)
     member_close (m);
