@@ -69,7 +69,8 @@ struct jobs_status {
     uint64_t resynced;          /* bytes its rebuild or re-add wrote */
   } member[GEOMETRY_MAX_MEMBERS];
 
-  bool rebuild_running, rebuild_readd;
+  bool rebuild_running;
+  bool rebuild_readd;           /* the rebuild's member is being re-added */
   int rebuild_member;           /* -1: none (yet) */
   int64_t rebuild_member_start;
   uint64_t rebuild_first_row;
