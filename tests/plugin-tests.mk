@@ -237,7 +237,7 @@ EXTRA_DIST += test-raid-replace-foreign.sh
 EXTRA_DIST += vm/guest-md-check.sh
 TESTS += vm/test-vm-plugin-to-mdadm.sh
 EXTRA_DIST += vm/test-vm-plugin-to-mdadm.sh
-EXTRA_DIST += vm/fill-missing.py vm/replace-cycles.py
+EXTRA_DIST += vm/fill-missing.py vm/replace-cycles.py vm/readd-once.py
 
 # md write-intent bitmaps between the plugin and Linux md (a guest):
 # mdadm's bitmaps through the plugin, the plugin's through md, and md's
