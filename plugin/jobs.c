@@ -13,9 +13,10 @@
  *            recovery_stripe (still under the lock, so no request sees a
  *            row half done).  At the end the member is IN_SYNC.  A member
  *            replaced while the job runs is picked up when the current one
- *            is done.  Every 256 rows and at the end md records the
- *            recovery offset in the superblocks, so that a restarted
- *            nbdkit resumes the rebuild there (jobs_after_fork).
+ *            is done.  Every 256 rows, when the job is stopped and at
+ *            the end md records the recovery offset in the superblocks,
+ *            as md does when its recovery is interrupted, so that a
+ *            restarted nbdkit resumes the rebuild there (jobs_after_fork).
  *   re-add   the same job, for a member whose readd flag is set: the
  *            failed member's own disk, opened again by its name
  *            (jobs_readd_member; md_array_readd_check said it is that
@@ -302,6 +303,8 @@ rebuild_member (struct jobs *js, struct job *j, int i, uint64_t serial)
   MEMBERS_READ_FOR_CURRENT_SCOPE (&a->ms);
   struct member *m = still_member (a, i, serial);
 
+  if (m && stopping (j) && done % 256)
+    md_array_states_changed (a->md);    /* where the next start goes on */
   if (m && j->readd && !stopping (j))
     member_rebuilt_to (m, a->g.stripes);        /* the clean rows left */
   if (!stopping (j) && m && member_readable (m, a->g.stripes - 1)) {
