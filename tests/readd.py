@@ -56,21 +56,7 @@ class Case:
                    10 * DELAY + 5, "the bits clear " + what)
 
     def refused(self, line, *words):
-        """The control command must be refused, naming each word, and
-        change nothing: every member file, and the status but for the
-        time, as they were.  Returns the reply."""
-        before, st0 = self.md5s(), self.ctl.status()
-        r = self.ctl.error(line)
-        for w in words:
-            assert w in r, "%r: the reply does not say %r: %s" % (line, w, r)
-        time.sleep(0.2)             # anything it started would show by now
-        assert self.md5s() == before, "%r: a member file changed" % line
-        st = self.ctl.status()
-        assert st["members"] == st0["members"] and \
-            st["bitmap"] == st0["bitmap"] and not st["rebuild"]["running"], \
-            "%r changed the status: %s -> %s" % (line, st0, st)
-        faults.log("  refused: %s" % r)
-        return r
+        return refused(self.ctl, self.paths, line, *words)
 
     # The geometry, from the superblock and raidcheck.py (faults.Array).
 
@@ -148,6 +134,24 @@ class Case:
             "%s: scrub check: %s" % (what, sc)
         assert self.arr.stop(grace=30) in (0, None), what
         faults.check_members(self.arr, self.paths, self.shadow, what)
+
+
+def refused(ctl, paths, line, *words):
+    """The control command must be refused, naming each word, and change
+    nothing: every member file, and the status but for the time, as they
+    were.  Returns the reply."""
+    before, st0 = faults.md5s(paths), ctl.status()
+    r = ctl.error(line)
+    for w in words:
+        assert w in r, "%r: the reply does not say %r: %s" % (line, w, r)
+    time.sleep(0.2)                 # anything it started would show by now
+    assert faults.md5s(paths) == before, "%r: a member file changed" % line
+    st = ctl.status()
+    assert st["members"] == st0["members"] and \
+        st["bitmap"] == st0["bitmap"] and not st["rebuild"]["running"], \
+        "%r changed the status: %s -> %s" % (line, st0, st)
+    faults.log("  refused: %s" % r)
+    return r
 
 
 def wait_until(pred, timeout, what, poll=0.05):

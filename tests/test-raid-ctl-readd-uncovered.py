@@ -12,6 +12,8 @@ cleared; member 2 fails again and its disk is put back from the
 snapshot, the same disk as far as its UUIDs go but older than the
 bitmap's last clearing: re-add 2 refused, saying so.  Every member file
 and the status stay as they were.
+(c) A raw array (metadata=none): nothing records what a failed member
+missed, so re-add 1 is refused.
 """
 
 import shutil
@@ -41,3 +43,13 @@ with faults.Test(filters=["error"], timeout=120) as t:
     with open(snap, "rb") as src, open(c.paths[2], "r+b") as dst:
         shutil.copyfileobj(src, dst)
     c.refused("re-add 2", "cannot prove", "last clearing", "replace 2")
+    c.arr.stop()
+
+    ms = [t.member(2 * readd.M, "remote" if i == 1 else "local")
+          for i in range(4)]
+    raw = t.array(ms, level=5, chunk=64 * readd.K, control=True)
+    raw.ctl.ok("fail 1")
+    raw.h.pwrite(b"x" * 4096, 0)
+    raw.h.flush()
+    readd.refused(raw.ctl, [m.path for m in ms], "re-add 1", "raw array",
+                  "replace 1")
