@@ -692,6 +692,13 @@ take_member_read (struct jobs *js, int i, const char *name, enum take how,
     return -1;
   }
   was = how == TAKE_READD ? members_at (&a->ms, i)->serial : 0;
+  if (how == TAKE_READD &&
+      md_array_readd_possible (a->md, msg, sizeof msg) == -1) {
+    snprintf (msg + strlen (msg), sizeof msg - strlen (msg),
+              "; 'replace %d PATH' rebuilds it whole", i);
+    *why = msg;
+    return -1;
+  }
   if (strcmp (name, "missing") == 0) {
     *why = how == TAKE_READD ? "the member was 'missing' from the start: "
       "there is no disk to re-add ('replace N PATH' gives it one)"

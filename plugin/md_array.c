@@ -1338,6 +1338,20 @@ readd_refusal (struct md_array *md, int i, const struct md_super *sb,
 }
 
 int
+md_array_readd_possible (const struct md_array *md, char *msg, size_t len)
+{
+  if (md == NULL)
+    snprintf (msg, len, "a raw array (metadata=none) has no write-intent "
+              "bitmap to resync from");
+  else if (md->bitmap == NULL)
+    snprintf (msg, len, "the array has no write-intent bitmap to resync "
+              "from");
+  else
+    return 0;
+  return -1;
+}
+
+int
 md_array_readd_check (struct md_array *md, int i, struct member *m,
                       char *msg, size_t len)
 {
@@ -1345,16 +1359,8 @@ md_array_readd_check (struct md_array *md, int i, struct member *m,
   const char *why = NULL;
   int r;
 
-  if (md == NULL) {
-    snprintf (msg, len, "a raw array (metadata=none) has no write-intent "
-              "bitmap to resync from");
+  if (md_array_readd_possible (md, msg, len) == -1)
     return -1;
-  }
-  if (md->bitmap == NULL) {
-    snprintf (msg, len, "the array has no write-intent bitmap to resync "
-              "from");
-    return -1;
-  }
   if ((sb = malloc (sizeof *sb)) == NULL) {
     snprintf (msg, len, "out of memory");
     return -1;

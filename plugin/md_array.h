@@ -66,11 +66,15 @@ bool md_array_bitmap_stats (struct md_array *md, struct md_bitmap_stats *st);
  */
 void md_array_close (struct md_array *md);
 
-/* Re-add (jobs.c): whether m, reopened for failed role i, is that role's
- * disk as it was and the write-intent bitmap covers what it missed (0;
- * m then has its identity), or not (-1, the reason in msg: no bitmap, a
- * different disk, bits cleared since it left).  Writes nothing.
+/* Re-add (jobs.c).  Whether the array can re-add a member at all (0),
+ * or not (-1, why in msg: a raw array, no bitmap), asked before any disk
+ * is opened.  Whether m, reopened for failed role i, is that role's disk
+ * as it was and the write-intent bitmap covers what it missed (0; m then
+ * has its identity), or not (-1, the reason in msg: no bitmap, a
+ * different disk, bits cleared since it left).  Both write nothing.
  */
+int md_array_readd_possible (const struct md_array *md, char *msg,
+                             size_t len);
 int md_array_readd_check (struct md_array *md, int i, struct member *m,
                           char *msg, size_t len);
 /* The member with this serial is about to take role i back: the update
