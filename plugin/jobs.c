@@ -725,8 +725,9 @@ take_member_read (struct jobs *js, int i, const char *name, enum take how,
   return r;
 }
 
-/* A re-add opens the name the failed member was given: copied, since the
- * failed member may be closed once out of the reader section.
+/* A re-add opens the failed member again by its open_name (the name it
+ * was given, a relative path made absolute): copied, since the failed
+ * member may be closed once out of the reader section.
  */
 static int
 take_member (struct jobs *js, int i, const char *name, enum take how,
@@ -741,7 +742,10 @@ take_member (struct jobs *js, int i, const char *name, enum take how,
     MEMBERS_READ_FOR_CURRENT_SCOPE (ms);
 
     if (name == NULL && i >= 0 && i < ms->n) {
-      snprintf (old_name, sizeof old_name, "%s", members_at (ms, i)->name);
+      const struct member *m = members_at (ms, i);
+
+      snprintf (old_name, sizeof old_name, "%s",
+                m->open_name ? m->open_name : m->name);
       name = old_name;
     }
     if (name == NULL) {

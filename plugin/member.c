@@ -151,6 +151,7 @@ member_close (struct member *m)
   id = member_identity (m);
   if (id)
     id->free (id);
+  free (m->open_name);
   m->ops->close (m);
 }
 

@@ -123,6 +123,9 @@ struct member_identity {
 struct member {
   const struct member_ops *ops;
   char *name;                   /* as the user wrote it, for messages */
+  char *open_name;              /* what opens it again (re-add): the name,
+                                   a relative path made absolute from
+                                   where it was first opened; or NULL */
   uint64_t size;                /* bytes */
   bool direct;                  /* buffers and offsets must be 4K aligned */
   uint32_t align;               /* offsets and lengths: multiples of this */

@@ -51,7 +51,8 @@ void members_destroy (struct members *ms);
 
 /* A name the operator gave (a file or block device path, an NBD URI, or
  * "missing") as a member; NULL after nbdkit_error naming it.  The one
- * place where names become members.
+ * place where names become members, and where a member learns the name
+ * that opens it again (member.open_name).
  */
 struct member *members_open_member (const char *name, bool direct);
 /* Open names[0..n) as roles 0..n-1, refusing two that are one disk.

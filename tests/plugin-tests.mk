@@ -401,3 +401,5 @@ EXTRA_DIST += test-raid-ctl-readd-restart.py
 TESTS += test-raid-ctl-readd-load.py
 TSAN_TESTS += test-raid-ctl-readd-load.py
 EXTRA_DIST += test-raid-ctl-readd-load.py
+TESTS += test-raid-ctl-readd-relative.sh
+EXTRA_DIST += test-raid-ctl-readd-relative.sh
