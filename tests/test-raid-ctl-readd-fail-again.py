@@ -17,6 +17,7 @@ the array ends in sync: data, scrub and raidcheck.py right.
 import faults
 import mdsb
 import readd
+import workload as wl
 
 with faults.Test(filters=["error"], timeout=150) as t:
     c = readd.Case(t, params=["rebuild-rate=512K"], **readd.CASES["r6"])
@@ -38,7 +39,7 @@ with faults.Test(filters=["error"], timeout=150) as t:
         0 < mm["resynced"] < owed and mm["owed"] == owed, mm
     faults.log("  failed again after %d of %d bytes: %s"
                % (mm["resynced"], owed, mm["failure"]["reason"]))
-    readd.wl.compare_all(c.arr, c.shadow, "failed again during the re-add")
+    wl.compare_all(c.arr, c.shadow, "failed again during the re-add")
 
     m.fail_writes(False)
     ctl.ok("re-add %d" % r1)

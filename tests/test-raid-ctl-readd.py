@@ -40,8 +40,8 @@ with faults.Test(filters=["error"], timeout=150) as t:
             "%sowed %d bytes, expected %d rows x %d" % (what, m["owed"],
                                                        len(owed_rows), c.chunk)
         bits = c.disk_bits(0)
-        assert c.dirty_rows({s for s in range(c.rows)
-                             if s * c.chunk // c.bchunk in bits}) == owed_rows, \
+        on_disk = {s for s in range(c.rows) if s * c.chunk // c.bchunk in bits}
+        assert c.dirty_rows(on_disk) == owed_rows, \
             "%sbits on disk %s, rows written %s" % (what, sorted(bits),
                                                    sorted(written))
         faults.log("  %sfailed (%s), owed %d rows of %d"
@@ -68,7 +68,8 @@ with faults.Test(filters=["error"], timeout=150) as t:
         sbs = readd.superblocks(c.paths)
         sb = sbs[r1]
         assert (sb["dev_number"], sb["device_uuid"]) == \
-            (sb0["dev_number"], sb0["device_uuid"]), what + "slot or UUID changed"
+            (sb0["dev_number"], sb0["device_uuid"]), \
+            what + "slot or UUID changed"
         assert mdsb.role(sb) == r1 and not sb["feature_map"] & 2, \
             "%srole %s, feature_map %#x" % (what, mdsb.role(sb),
                                             sb["feature_map"])
