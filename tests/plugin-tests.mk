@@ -403,3 +403,6 @@ TSAN_TESTS += test-raid-ctl-readd-load.py
 EXTRA_DIST += test-raid-ctl-readd-load.py
 TESTS += test-raid-ctl-readd-relative.sh
 EXTRA_DIST += test-raid-ctl-readd-relative.sh
+TESTS += test-raid-ctl-readd-two.py
+TSAN_TESTS += test-raid-ctl-readd-two.py
+EXTRA_DIST += test-raid-ctl-readd-two.py
