@@ -7,7 +7,8 @@
  * connection.  Replies are "ok", "error: WHY", or for status one JSON
  * object; nbdkit-raid-ctl(1) is the command-line client.
  *
- *   status, fail N [force], replace N PATH|URI [force], scrub check|repair|stop
+ *   status, fail N [force], replace N PATH|URI [force], re-add N,
+ *   scrub check|repair|stop
  *
  * (the language is control_command.c's).  A line is at most 4095 bytes
  * and its newline; a longer one, or one with a NUL byte, is refused whole
@@ -259,6 +260,30 @@ print_bitmap (struct array *a, FILE *f)
     fprintf (f, ",\"bitmap\":null");
 }
 
+/* A member's failure (why, when: Unix time), what it is owed (bytes of
+ * its data area: the rows it lacks), whether it is (or was) re-added and
+ * how many bytes its rebuild or re-add wrote.
+ */
+static void
+print_member_repair (struct array *a, const struct jobs_status *st, int i,
+                     FILE *f)
+{
+  const char *why;
+  int64_t when;
+
+  fprintf (f, ",\"failure\":");
+  if (member_failure (st->member[i].m, &why, &when)) {
+    fprintf (f, "{\"reason\":");
+    json_string (f, why);
+    fprintf (f, ",\"time\":%" PRId64 "}", when);
+  }
+  else
+    fprintf (f, "null");
+  fprintf (f, ",\"owed\":%" PRIu64 ",\"readd\":%s,\"resynced\":%" PRIu64,
+           st->member[i].owed_rows * a->g.chunk,
+           st->member[i].readd ? "true" : "false", st->member[i].resynced);
+}
+
 /* status: one JSON object.  The jobs and the member states come from one
  * snapshot (jobs_status), taken in a reader section that stays open while
  * the members' names are printed.
@@ -289,20 +314,29 @@ status_json (struct array *a, struct jobs *js, FILE *f)
 
     fprintf (f, "%s{\"index\":%d,\"name\":", i ? "," : "", i);
     json_string (f, st.member[i].m->name);
-    fprintf (f, ",\"state\":\"%s\",\"recovery_offset\":%" PRIu64 "}",
+    fprintf (f, ",\"state\":\"%s\",\"recovery_offset\":%" PRIu64,
              state_name (s), rec);
+    print_member_repair (a, &st, i, f);
+    fprintf (f, "}");
   }
 
   bool rebuilding = st.rebuild_running && st.rebuild_member >= 0;
   double elapsed = rebuilding ? (st.now - st.rebuild_member_start) / 1e9 : 0;
+  uint64_t written = 0;         /* by this run of the job: for the rate */
 
-  if (rebuilding)
+  if (rebuilding) {
     done = st.member[st.rebuild_member].recovery_stripe * a->g.chunk;
-  fprintf (f, "],\"rebuild\":{\"running\":%s,\"member\":%d,\"done\":%" PRIu64
+    /* A re-add jumps over clean rows: its rate is what it wrote. */
+    written = st.rebuild_readd ? st.member[st.rebuild_member].resynced
+      : done - st.rebuild_first_row * a->g.chunk;
+  }
+  fprintf (f, "],\"rebuild\":{\"running\":%s,\"readd\":%s,"
+           "\"member\":%d,\"done\":%" PRIu64
            ",\"total\":%" PRIu64 ",\"mb_per_s\":%.1f}",
            st.rebuild_running ? "true" : "false",
+           st.rebuild_running && st.rebuild_readd ? "true" : "false",
            rebuilding ? st.rebuild_member : -1, done, total, elapsed > 0
-           ? (done - st.rebuild_first_row * a->g.chunk) / elapsed / 1e6 : 0.0);
+           ? written / elapsed / 1e6 : 0.0);
 
   done = st.scrub_rows_done * a->g.chunk;
   total = st.scrubbed ? st.scrub_rows_total * a->g.chunk : total;
@@ -344,6 +378,9 @@ command (struct array *a, struct jobs *js, char *line, FILE *f)
     break;
   case CONTROL_REPLACE:
     r = jobs_replace_member (js, cmd.member, cmd.path, cmd.force, &why);
+    break;
+  case CONTROL_READD:
+    r = jobs_readd_member (js, cmd.member, &why);
     break;
   case CONTROL_SCRUB_CHECK:
   case CONTROL_SCRUB_REPAIR:

@@ -5,6 +5,8 @@
  *   fail N [force]             mark member N failed
  *   replace N PATH|URI [force] rebuild a failed member N onto a new member
  *                              (force: even over another array's disk)
+ *   re-add N                   take failed member N's own disk back,
+ *                              resyncing what the bitmap marks
  *   scrub check|repair|stop    verify (and fix) parity in the background
  *
  * Words are separated by blanks; a member index is decimal digits only.
@@ -65,6 +67,10 @@ control_command_parse (char *line, struct control_command *cmd,
     cmd->path = words[2];
     cmd->force = n == 4;
   }
+  else if (n == 2 && strcmp (words[0], "re-add") == 0) {
+    cmd->verb = CONTROL_READD;
+    cmd->member = parse_index (words[1]);
+  }
   else if (n == 2 && strcmp (words[0], "scrub") == 0 &&
            strcmp (words[1], "check") == 0)
     cmd->verb = CONTROL_SCRUB_CHECK;
@@ -76,11 +82,11 @@ control_command_parse (char *line, struct control_command *cmd,
     cmd->verb = CONTROL_SCRUB_STOP;
   else {
     *why = "unknown command (status, fail N [force], replace N PATH [force], "
-      "scrub check|repair|stop)";
+      "re-add N, scrub check|repair|stop)";
     return -1;
   }
-  if ((cmd->verb == CONTROL_FAIL || cmd->verb == CONTROL_REPLACE) &&
-      cmd->member < 0) {
+  if ((cmd->verb == CONTROL_FAIL || cmd->verb == CONTROL_REPLACE ||
+       cmd->verb == CONTROL_READD) && cmd->member < 0) {
     *why = "no such member";
     return -1;
   }

@@ -12,6 +12,7 @@ enum control_verb {
   CONTROL_STATUS,
   CONTROL_FAIL,                 /* member, force */
   CONTROL_REPLACE,              /* member, path */
+  CONTROL_READD,                /* member */
   CONTROL_SCRUB_CHECK,
   CONTROL_SCRUB_REPAIR,
   CONTROL_SCRUB_STOP,
@@ -19,7 +20,7 @@ enum control_verb {
 
 struct control_command {
   enum control_verb verb;
-  int member;                   /* FAIL, REPLACE: a member index */
+  int member;                   /* FAIL, REPLACE, READD: a member index */
   const char *path;             /* REPLACE: points into the parsed line */
   bool force;                   /* FAIL, REPLACE: the word "force" followed */
 };

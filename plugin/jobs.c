@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The background jobs that repair an array while it serves, and the
  * operator actions that start them: failing a member, replacing one
- * (which starts a rebuild), scrubbing; and the resync after an unclean
+ * (which starts a rebuild), re-adding one (a rebuild of the rows the
+ * write-intent bitmap marks), scrubbing; and the resync after an unclean
  * shutdown.
  *
  * One background thread at a time runs a job, row by row:
@@ -12,9 +13,21 @@
  *            recovery_stripe (still under the lock, so no request sees a
  *            row half done).  At the end the member is IN_SYNC.  A member
  *            replaced while the job runs is picked up when the current one
- *            is done.  Every 256 rows and at the end md records the
- *            recovery offset in the superblocks, so that a restarted
- *            nbdkit resumes the rebuild there (jobs_after_fork).
+ *            is done.  Every 256 rows, when the job is stopped and at
+ *            the end md records the recovery offset in the superblocks,
+ *            as md does when its recovery is interrupted, so that a
+ *            restarted nbdkit resumes the rebuild there (jobs_after_fork).
+ *   re-add   the same job, for a member whose readd flag is set: the
+ *            failed member's own disk, opened again by its name
+ *            (jobs_readd_member; md_array_readd_check said it is that
+ *            disk and the bitmap covers what it missed).  Only the rows
+ *            under set bits are rebuilt; the job jumps over the others,
+ *            moving recovery_stripe past them without a row lock: the
+ *            bitmap was set before any write the disk missed went out
+ *            and no bit is cleared while a member is not in sync, so a
+ *            row whose bit is clear now was not written while it was
+ *            out, and a write that starts on it later goes to the member
+ *            too (writes go to every row of a rebuilding member).
  *   scrub    for each row: read it from the members, compare the parity
  *            with the data (stripe_scrub_row), count mismatched pages like
  *            md's mismatch_cnt, and with repair rewrite what is wrong.
@@ -71,6 +84,12 @@
 
 enum job_kind { JOB_REBUILD, JOB_SCRUB };
 
+/* How a new member takes a failed role: a replacement (refused over a
+ * disk that carries something, unless forced), or the role's own disk
+ * re-added.
+ */
+enum take { TAKE_REPLACEMENT, TAKE_FORCED, TAKE_READD };
+
 /* One run of a job.  The parameters are filled in under the lock while
  * no job runs, before the thread starts, and nothing changes them while
  * it runs; the thread owns the rest (see the top for who writes what).
@@ -90,6 +109,7 @@ struct job {
   int member;
   int64_t member_start;
   uint64_t first_row;
+  bool readd;                   /* the member is re-added (member.readd) */
   /* Scrub: progress; bad[k] is written before nbad covers it. */
   _Atomic uint64_t rows_done, mismatch_cnt;
   _Atomic size_t nbad;
@@ -222,21 +242,37 @@ rebuild_row (struct array *a, int i, uint64_t serial, uint64_t s)
 
   if (m == NULL)
     return 0;
+  /* A re-add skipped the rows up to s: the bitmap says they were not
+   * written while it was out, so they hold the array's data already.
+   */
+  if (member_recovery_stripe (m) < s)
+    member_rebuilt_to (m, s);
   sh = stripe_cache_get (a->cache, s);
   if (sh == NULL)
     return -1;
   r = stripe_rebuild_row (a->cache, sh, i);
-  if (r == 0)
+  if (r == 0) {
     member_rebuilt_to (m, s + 1);
+    atomic_fetch_add_explicit (&m->resynced, a->g.chunk,
+                               memory_order_relaxed);
+  }
   stripe_cache_put (a->cache, sh);
   if (r == -1) {
     nbdkit_error ("raid: rebuild of member %d (%s) stopped at row %" PRIu64
                   ": %m", i, m->name, s);
     return member_failed (m) ? 0 : -1;
   }
-  if ((s + 1) % 256 == 0)
-    md_array_states_changed (a->md);    /* record the recovery offset */
   return 1;
+}
+
+/* The next row member i's rebuild writes: every row, or for a re-add
+ * only those under set bits of the write-intent bitmap (>= the row count
+ * when none is left).
+ */
+static uint64_t
+rebuild_next_row (struct array *a, bool readd, uint64_t s)
+{
+  return readd ? md_array_next_dirty_row (a->md, s) : s;
 }
 
 /* Rebuild member i (the one with this serial) from its recovery offset
@@ -250,24 +286,33 @@ rebuild_member (struct jobs *js, struct job *j, int i, uint64_t serial)
 {
   struct array *a = js->a;
   int64_t start = j->member_start;
-  uint64_t first = j->first_row;
+  uint64_t done = 0, s;
 
-  for (uint64_t s = first; s < a->g.stripes && !stopping (j); s++) {
+  for (s = rebuild_next_row (a, j->readd, j->first_row);
+       s < a->g.stripes && !stopping (j);
+       s = rebuild_next_row (a, j->readd, s + 1)) {
     int r = rebuild_row (a, i, serial, s);
 
     if (r <= 0)
       return r;
-    throttle (js, j, (s + 1 - first) * a->g.chunk, start);
+    if (++done % 256 == 0)
+      md_array_states_changed (a->md);  /* record the recovery offset */
+    throttle (js, j, done * a->g.chunk, start);
   }
 
   MEMBERS_READ_FOR_CURRENT_SCOPE (&a->ms);
   struct member *m = still_member (a, i, serial);
 
+  if (m && stopping (j) && done % 256)
+    md_array_states_changed (a->md);    /* where the next start goes on */
+  if (m && j->readd && !stopping (j))
+    member_rebuilt_to (m, a->g.stripes);        /* the clean rows left */
   if (!stopping (j) && m && member_readable (m, a->g.stripes - 1)) {
     member_rebuilt (m);
     md_array_states_changed (a->md);
-    nbdkit_debug ("raid: member %d (%s) rebuilt in %.1f s", i, m->name,
-                  (now_ns () - start) / 1e9);
+    nbdkit_debug ("raid: member %d (%s) %s in %.1f s, %" PRIu64 " rows "
+                  "written", i, m->name, j->readd ? "re-added" : "rebuilt",
+                  (now_ns () - start) / 1e9, done);
   }
   return 0;
 }
@@ -379,8 +424,10 @@ next_or_finish (struct jobs *js, struct job *j, uint64_t *serial)
     j->member = i;
     j->member_start = now_ns ();
     j->first_row = member_recovery_stripe (m);
-    nbdkit_debug ("raid: rebuilding member %d (%s) from row %" PRIu64, i,
-                  m->name, j->first_row);
+    j->readd = m->readd;
+    nbdkit_debug ("raid: %s member %d (%s) from row %" PRIu64,
+                  m->readd ? "re-adding" : "rebuilding", i, m->name,
+                  j->first_row);
   }
   else
     js->job = NULL;
@@ -536,12 +583,13 @@ foreign (struct array *a, struct member *m, const char *name, char *msg,
 }
 
 /* Whether m can take role i: big enough, aligned, not a disk the array
- * has already, not another array's or format's (unless forced).  0, or -1
- * with why in msg.
+ * has already; a replacement not another array's or format's (unless
+ * forced), a re-added member role i's own disk, as the bitmap can vouch
+ * for (md_array_readd_check).  0, or -1 with why in msg.
  */
 static int
 check_replacement (struct array *a, int i, struct member *m,
-                   const char *name, bool force, char *msg, size_t len)
+                   const char *name, enum take how, char *msg, size_t len)
 {
   uint64_t need = a->g.data_offset + a->g.stripes * a->g.chunk;
 
@@ -559,21 +607,39 @@ check_replacement (struct array *a, int i, struct member *m,
       snprintf (msg, len, "%s is already member %d", name, j);
       return -1;
     }
-  if (!force && foreign (a, m, name, msg, len) != 0)
+  if (how == TAKE_READD) {
+    char why[384];
+
+    if (md_array_readd_check (a->md, i, m, why, sizeof why) == -1) {
+      snprintf (msg, len, "%s: %s; 'replace %d %s' rebuilds it whole", name,
+                why, i, name);
+      return -1;
+    }
+  }
+  else if (how == TAKE_REPLACEMENT && foreign (a, m, name, msg, len) != 0)
     return -1;
   return 0;
 }
 
 /* Decide, then change: everything that can refuse the replacement, the
- * rebuild's thread included, comes before it is installed.  Lock held.
+ * rebuild's thread included, comes before it is installed.  A re-add was
+ * checked against the failed member with serial `was` (0: a replacement,
+ * which needs no such check), outside this lock: if another command put
+ * a member in the role meanwhile, the check no longer holds.  A re-added
+ * member is announced to md first, so that whichever update finds it in
+ * the table keeps the role's slot and UUID.  Lock held.
  */
 static int
-install_replacement (struct jobs *js, int i, struct member *m, char **why)
+install_replacement (struct jobs *js, int i, struct member *m, uint64_t was,
+                     char **why)
 {
   struct array *a = js->a;
+  bool readd = was != 0;
 
   if (!member_failed (members_at (&a->ms, i)))
     *why = "the member has not failed: fail it first";
+  else if (readd && members_at (&a->ms, i)->serial != was)
+    *why = "another member took the role meanwhile: try again";
   else if (js->job && js->job->kind == JOB_SCRUB)
     *why = "a scrub or resync is running: replace the member when it has "
       "stopped (it stops at the next row, now that a member has failed; "
@@ -585,6 +651,9 @@ install_replacement (struct jobs *js, int i, struct member *m, char **why)
     /* The rebuild's thread waits for the lock, then finds m.  The old
      * member waits in limbo until no reader can hold it (members.c).
      */
+    m->readd = readd;
+    if (readd)
+      md_array_readd_expect (a->md, i, m->serial);
     members_replace (&a->ms, i, m);
     md_array_states_changed (a->md);
     return 0;
@@ -592,16 +661,18 @@ install_replacement (struct jobs *js, int i, struct member *m, char **why)
   return -1;
 }
 
-/* In a reader section (jobs_replace_member): the members the new one is
- * checked against stay open while it looks.
+/* Open name and install it in failed role i: a replacement, or the
+ * role's own disk re-added.  In a reader section (take_member): the
+ * members the new one is checked against stay open while it looks.
  */
 static int
-replace_member (struct jobs *js, int i, const char *name, bool force,
-                char **why)
+take_member_read (struct jobs *js, int i, const char *name, enum take how,
+                  char **why)
 {
-  static __thread char msg[512];        /* control clients run in parallel */
+  static __thread char msg[768];        /* control clients run in parallel */
   struct array *a = js->a;
   struct member *m;
+  uint64_t was;
   int r;
 
   if (a->readonly) {
@@ -620,33 +691,49 @@ replace_member (struct jobs *js, int i, const char *name, bool force,
     *why = "too many members have failed for the array to be rebuilt";
     return -1;
   }
+  was = how == TAKE_READD ? members_at (&a->ms, i)->serial : 0;
+  if (how == TAKE_READD &&
+      md_array_readd_possible (a->md, msg, sizeof msg) == -1) {
+    snprintf (msg + strlen (msg), sizeof msg - strlen (msg),
+              "; 'replace %d PATH' rebuilds it whole", i);
+    *why = msg;
+    return -1;
+  }
   if (strcmp (name, "missing") == 0) {
-    *why = "the replacement cannot be 'missing'";
+    *why = how == TAKE_READD ? "the member was 'missing' from the start: "
+      "there is no disk to re-add ('replace N PATH' gives it one)"
+      : "the replacement cannot be 'missing'";
     return -1;
   }
   m = members_open_member (name, a->direct);
   if (m == NULL) {
-    snprintf (msg, sizeof msg, "cannot open %s (see the nbdkit log)", name);
+    snprintf (msg, sizeof msg, "cannot open %.600s (see the nbdkit log)",
+              name);
     *why = msg;
     return -1;
   }
-  if (check_replacement (a, i, m, name, force, msg, sizeof msg) == -1) {
+  if (check_replacement (a, i, m, name, how, msg, sizeof msg) == -1) {
     *why = msg;
     member_close (m);
     return -1;
   }
   pthread_mutex_lock (&js->lock);
-  r = install_replacement (js, i, m, why);
+  r = install_replacement (js, i, m, was, why);
   pthread_mutex_unlock (&js->lock);
   if (r == -1)
     member_close (m);
   return r;
 }
 
-int
-jobs_replace_member (struct jobs *js, int i, const char *name, bool force,
-                     char **why)
+/* A re-add opens the failed member again by its open_name (the name it
+ * was given, a relative path made absolute): copied, since the failed
+ * member may be closed once out of the reader section.
+ */
+static int
+take_member (struct jobs *js, int i, const char *name, enum take how,
+             char **why)
 {
+  static __thread char old_name[4096];
   struct members *ms = &js->a->ms;
   int r;
 
@@ -654,10 +741,36 @@ jobs_replace_member (struct jobs *js, int i, const char *name, bool force,
   {
     MEMBERS_READ_FOR_CURRENT_SCOPE (ms);
 
-    r = replace_member (js, i, name, force, why);
+    if (name == NULL && i >= 0 && i < ms->n) {
+      const struct member *m = members_at (ms, i);
+
+      snprintf (old_name, sizeof old_name, "%s",
+                m->open_name ? m->open_name : m->name);
+      name = old_name;
+    }
+    if (name == NULL) {
+      *why = "no such member";
+      r = -1;
+    }
+    else
+      r = take_member_read (js, i, name, how, why);
   }
   members_reclaim (ms);         /* starts the old member's grace period */
   return r;
+}
+
+int
+jobs_replace_member (struct jobs *js, int i, const char *name, bool force,
+                     char **why)
+{
+  return take_member (js, i, name, force ? TAKE_FORCED : TAKE_REPLACEMENT,
+                      why);
+}
+
+int
+jobs_readd_member (struct jobs *js, int i, char **why)
+{
+  return take_member (js, i, NULL, TAKE_READD, why);
 }
 
 /* Start a scrub.  Everything is checked under the lock before anything
@@ -749,6 +862,28 @@ jobs_scrub_stop (struct jobs *js)
     job_stop_locked (js);
 }
 
+/* The rows member m (in state st) still lacks: every row it has not
+ * been rebuilt to, but for a member that failed or is being re-added in
+ * an array with a write-intent bitmap only those the bitmap marks (the
+ * rows a re-add would write).
+ */
+static uint64_t
+owed_rows (struct array *a, const struct member *m, enum member_state st)
+{
+  uint64_t from = member_recovery_stripe (m);
+
+  switch (st) {
+  case MEMBER_IN_SYNC:
+    return 0;
+  case MEMBER_FAILED:
+    return a->md ? md_array_dirty_rows (a->md, 0) : a->g.stripes;
+  default:
+    if (m->readd)
+      return md_array_dirty_rows (a->md, from);
+    return from < a->g.stripes ? a->g.stripes - from : 0;
+  }
+}
+
 /* Under the lock: the jobs' parameters cannot change while it is held,
  * and the member table changes only under it (replace), so the states
  * agree with the members listed even while a rebuild finishes.
@@ -768,8 +903,13 @@ jobs_status (struct jobs *js, struct jobs_status *st)
     st->member[i].m = m;
     st->member[i].state = member_state (m);
     st->member[i].recovery_stripe = member_recovery_stripe (m);
+    st->member[i].readd = m->readd;
+    st->member[i].owed_rows = owed_rows (js->a, m, st->member[i].state);
+    st->member[i].resynced = atomic_load_explicit (&m->resynced,
+                                                   memory_order_relaxed);
   }
   st->rebuild_running = js->job && js->job->kind == JOB_REBUILD;
+  st->rebuild_readd = rj->readd;
   st->rebuild_member = st->rebuild_running ? rj->member : -1;
   st->rebuild_member_start = rj->member_start;
   st->rebuild_first_row = rj->first_row;

@@ -42,6 +42,12 @@ int jobs_after_fork (struct jobs *js);
 int jobs_fail_member (struct jobs *js, int i, bool force, char **why);
 int jobs_replace_member (struct jobs *js, int i, const char *name,
                          bool force, char **why);
+/* re-add: failed member i's disk, opened again by the name it was given,
+ * is checked to be that disk with the write-intent bitmap covering what
+ * it missed (md_array_readd_check), then rebuilt only where the bitmap's
+ * bits are set.  Refused, changing nothing, otherwise.
+ */
+int jobs_readd_member (struct jobs *js, int i, char **why);
 int jobs_scrub_start (struct jobs *js, bool repair, char **why);
 void jobs_scrub_stop (struct jobs *js);
 
@@ -56,9 +62,15 @@ struct jobs_status {
     const struct member *m;
     enum member_state state;
     uint64_t recovery_stripe;
+    bool readd;                 /* being re-added (or was, if in sync) */
+    uint64_t owed_rows;         /* rows it lacks: all for a new member;
+                                   those under set bits for a failed or
+                                   re-added one */
+    uint64_t resynced;          /* bytes its rebuild or re-add wrote */
   } member[GEOMETRY_MAX_MEMBERS];
 
   bool rebuild_running;
+  bool rebuild_readd;           /* the rebuild's member is being re-added */
   int rebuild_member;           /* -1: none (yet) */
   int64_t rebuild_member_start;
   uint64_t rebuild_first_row;

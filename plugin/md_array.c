@@ -47,6 +47,18 @@
  * Member identity (member.h, design.md section 8).  A member that can
  * reconnect (an NBD export) checks every new connection against what
  * this file last wrote to it: see write_super below.
+ *
+ * Re-add (md_array_readd_check, md_array_readd_expect; jobs.c runs it).
+ * A failed role's own disk, opened again, is accepted as md's
+ * super_1_validate accepts a disk coming back into an array with a
+ * bitmap: this set's UUID, the role's device UUID and dev_number, events
+ * not newer than the array's nor older than md's count at the bitmap's
+ * last clearing.  It comes back through the table like a replacement (a
+ * new member object), but announced first, so that the update that
+ * finds it keeps the role's slot and UUID instead of giving it new ones;
+ * while it is resynced its superblock says so as md's does (recovery
+ * offset, and 0x80: from the bitmap), and an assembly that finds that
+ * resumes it as a re-add.
  */
 
 #include <config.h>
@@ -85,6 +97,11 @@ struct md_array {
    */
   _Atomic uint64_t written_as[GEOMETRY_MAX_MEMBERS];
   _Atomic enum member_state states[GEOMETRY_MAX_MEMBERS];
+  /* A re-add (md_array_readd_expect): the serial of the member that is
+   * about to come back in role i as the disk it was, keeping the role's
+   * dev_number and device UUID; 0: none.  Under lock.
+   */
+  uint64_t readd_serial[GEOMETRY_MAX_MEMBERS];
   _Atomic bool clean;           /* as the superblocks say; written under
                                    lock, read without it */
   bool written_clean;           /* what the last update wrote */
@@ -392,11 +409,15 @@ order_members (struct members *ms, const struct array_config *cfg,
                     cfg->disks[i], role);
       return -1;
     }
-    if (s->feature_map & 0x2) {
+    if (s->feature_map & MD_FEATURE_RECOVERY_OFFSET) {
       /* It was being rebuilt: rows below its recovery offset are good, the
-       * rebuild goes on from there (jobs_after_fork).
+       * rebuild goes on from there (jobs_after_fork); only where the
+       * bitmap's bits are set if it was re-added, as md resumes such a
+       * recovery (the bits stay until every member is in sync).
        */
       member_start_rebuild (m, s->recovery_offset / ref->chunk);
+      m->readd = (s->feature_map & MD_FEATURE_RECOVERY_BITMAP) &&
+        (ref->feature_map & MD_FEATURE_BITMAP);
       if (cfg->readonly)
         nbdkit_error ("raid: read-only: member %s was being rebuilt (row %"
                       PRIu64 " of %" PRIu64 "): the rebuild is not resumed, "
@@ -857,6 +878,14 @@ install_replacements (struct md_array *md, bool last)
 
     if (md->written_as[i] == m->serial)
       continue;
+    if (md->readd_serial[i] == m->serial) {
+      /* The disk comes back as itself: its slot and UUID stay, as with
+       * mdadm --re-add.
+       */
+      md->readd_serial[i] = 0;
+      md->written_as[i] = m->serial;
+      continue;
+    }
     md->dev_number[i] = UINT32_MAX;     /* the predecessor leaves */
     for (d = 0; d < MD_MAX_DEV && !slot_free (md, d); d++)
       ;
@@ -932,10 +961,16 @@ write_all (struct md_array *md, bool clean)
       continue;
     sb.dev_number = md->dev_number[i];
     memcpy (sb.device_uuid, md->device_uuid[i], 16);
-    sb.feature_map = md->sb.feature_map & ~0x2u;
+    sb.feature_map = md->sb.feature_map &
+      ~(MD_FEATURE_RECOVERY_OFFSET | MD_FEATURE_RECOVERY_BITMAP);
     sb.recovery_offset = 0;
     if (st == MEMBER_REBUILDING) {
-      sb.feature_map |= 0x2;
+      /* As md's super_1_sync: a re-add's recovery is marked as one from
+       * the bitmap, so that an assembly resumes it as such.
+       */
+      sb.feature_map |= MD_FEATURE_RECOVERY_OFFSET;
+      if (m->readd && md->bitmap)
+        sb.feature_map |= MD_FEATURE_RECOVERY_BITMAP;
       sb.recovery_offset = member_recovery_stripe (m) * md->sb.chunk;
     }
     if (write_super (m, &sb) == -1) {
@@ -1260,6 +1295,120 @@ md_array_create (struct members *ms, const struct geometry *g,
   if (!cfg->no_bitmap && create_bitmap (md, cfg) == -1)
     return -1;
   return 0;
+}
+
+/* Re-add (md.c's super_1_validate and mdadm --re-add, in their spirit):
+ * the superblock m carries must be role i's own, with the set UUID, the
+ * device UUID and the dev_number the array keeps for the role, and an
+ * event count no newer than the array's; and the write-intent bitmap
+ * must cover what it missed: there is one, and its bits were not cleared
+ * since m's superblock was written (events >= md's count at the last
+ * clearing).  Nothing is written; on success m is given the identity its
+ * new connections are checked against (expect_super).
+ */
+static const char *
+readd_refusal (struct md_array *md, int i, const struct md_super *sb,
+               char *msg, size_t len)
+{
+  uint64_t floor;
+
+  if (memcmp (sb->set_uuid, md->sb.set_uuid, 16))
+    return "it is a different disk: its md superblock belongs to another "
+      "array (set UUID)";
+  if (md->dev_number[i] == UINT32_MAX ||
+      memcmp (sb->device_uuid, md->device_uuid[i], 16) ||
+      sb->dev_number != md->dev_number[i])
+    return "it is a different disk: its md superblock is another member's "
+      "(device UUID, dev_number)";
+  if (sb->events > md->max_events) {
+    snprintf (msg, len, "its md superblock is newer than the array's "
+              "(events %" PRIu64 " > %" PRIu64 "): it was used elsewhere",
+              sb->events, md->max_events);
+    return msg;
+  }
+  floor = md_bitmap_cleared_at (md->bitmap);
+  if (sb->events < floor) {
+    snprintf (msg, len, "the write-intent bitmap cannot prove its content: "
+              "its md superblock (events %" PRIu64 ") is older than the "
+              "bitmap's last clearing (events %" PRIu64 "), so it may miss "
+              "writes whose bits are gone", sb->events, floor);
+    return msg;
+  }
+  return NULL;
+}
+
+int
+md_array_readd_possible (const struct md_array *md, char *msg, size_t len)
+{
+  if (md == NULL)
+    snprintf (msg, len, "a raw array (metadata=none) has no write-intent "
+              "bitmap to resync from");
+  else if (md->bitmap == NULL)
+    snprintf (msg, len, "the array has no write-intent bitmap to resync "
+              "from");
+  else
+    return 0;
+  return -1;
+}
+
+int
+md_array_readd_check (struct md_array *md, int i, struct member *m,
+                      char *msg, size_t len)
+{
+  struct md_super *sb;
+  const char *why = NULL;
+  int r;
+
+  if (md_array_readd_possible (md, msg, len) == -1)
+    return -1;
+  if ((sb = malloc (sizeof *sb)) == NULL) {
+    snprintf (msg, len, "out of memory");
+    return -1;
+  }
+  r = md_super_read (m, sb, &why);
+  if (r == -2)
+    snprintf (msg, len, "cannot read its md superblock: %s",
+              strerror (errno ? errno : EIO));
+  else if (r == -1)
+    snprintf (msg, len, "it is a different disk: its md superblock cannot "
+              "be used (%s)", why);
+  else if (r == 0)
+    snprintf (msg, len, "it is a different disk: it has no md superblock");
+  else {
+    ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&md->lock);
+
+    why = readd_refusal (md, i, sb, msg, len);
+    if (why && why != msg)
+      snprintf (msg, len, "%s", why);
+    if (why == NULL)
+      expect_super (m, sb, true);
+  }
+  free (sb);
+  return r == 1 && why == NULL ? 0 : -1;
+}
+
+void
+md_array_readd_expect (struct md_array *md, int i, uint64_t serial)
+{
+  if (md == NULL)
+    return;
+
+  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&md->lock);
+  md->readd_serial[i] = serial;
+}
+
+uint64_t
+md_array_next_dirty_row (struct md_array *md, uint64_t row)
+{
+  return md && md->bitmap ? md_bitmap_next_dirty_row (md->bitmap, row) : row;
+}
+
+uint64_t
+md_array_dirty_rows (struct md_array *md, uint64_t from)
+{
+  if (md && md->bitmap)
+    return md_bitmap_dirty_rows (md->bitmap, from);
+  return md && from < md->rows ? md->rows - from : 0;
 }
 
 /* Whether m, offered as a replacement, belongs to something else: an md

@@ -66,6 +66,28 @@ bool md_array_bitmap_stats (struct md_array *md, struct md_bitmap_stats *st);
  */
 void md_array_close (struct md_array *md);
 
+/* Re-add (jobs.c).  Whether the array can re-add a member at all (0),
+ * or not (-1, why in msg: a raw array, no bitmap), asked before any disk
+ * is opened.  Whether m, reopened for failed role i, is that role's disk
+ * as it was and the write-intent bitmap covers what it missed (0; m then
+ * has its identity), or not (-1, the reason in msg: no bitmap, a
+ * different disk, bits cleared since it left).  Both write nothing.
+ */
+int md_array_readd_possible (const struct md_array *md, char *msg,
+                             size_t len);
+int md_array_readd_check (struct md_array *md, int i, struct member *m,
+                          char *msg, size_t len);
+/* The member with this serial is about to take role i back: the update
+ * that finds it keeps the role's dev_number and device UUID.
+ */
+void md_array_readd_expect (struct md_array *md, int i, uint64_t serial);
+/* The first row >= row under a set bit of the write-intent bitmap
+ * (UINT64_MAX if none; row itself without a bitmap), and how many such
+ * rows there are from `from` on (every row without a bitmap).
+ */
+uint64_t md_array_next_dirty_row (struct md_array *md, uint64_t row);
+uint64_t md_array_dirty_rows (struct md_array *md, uint64_t from);
+
 /* Whether m, offered as a replacement, carries another array's md
  * superblock or another format (1, with what in msg), is blank or this
  * array's own (0), or cannot be read (-1, errno).

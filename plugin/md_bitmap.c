@@ -38,8 +38,14 @@
  * touched during the whole last period become candidates; the members are
  * flushed; candidates still untouched are cleared and the image is written.
  * Nothing is cleared while the array is degraded or rebuilding (md keeps
- * those bits so that a returning member can be resynced from them).  At a
- * clean shutdown every bit is cleared.
+ * those bits so that a returning member can be resynced from them: a
+ * re-add, jobs.c): both clearing passes, the lazy one and the last one at
+ * md_bitmap_close, begin by asking members_healthy, and nothing else
+ * clears a bit (a resync's rows only lose NEEDED).  At a clean shutdown
+ * of a healthy array every bit is cleared.  cleared_at keeps md's own
+ * count at the last clearing (the on-disk events_cleared is the bitmap's,
+ * which may be one ahead), the floor a re-added member's superblock must
+ * reach, as md's super_1_validate asks.
  *
  * Events.  md accepts a bitmap whose event count equals the superblocks'
  * or is one more; fewer means stale, and a full resync.  md_array.c calls
@@ -86,6 +92,11 @@ struct md_bitmap {
   uint64_t gen;                 /* of the latest change */
   _Atomic uint64_t disk_gen;    /* written; also read without the lock */
   uint64_t dirty;               /* bits set in the image */
+  /* md's event count (the superblocks', which the bitmap's may be one
+   * ahead of) now, and at the last clearing: a member whose superblock is
+   * older than cleared_at may have missed writes whose bits are gone.
+   */
+  uint64_t md_events, cleared_at;
 
   pthread_mutex_t io_lock;      /* one writeout at a time; the fields below */
   uint8_t *staging;             /* a copy of the pages being written */
@@ -388,6 +399,13 @@ md_bitmap_load (struct members *ms, const struct md_bitmap_place *place,
     return NULL;
   }
 
+  /* The bitmap's count is at most one ahead of md's, so bits cleared at
+   * a bitmap count past md's were cleared at md's count now; otherwise
+   * the clearing's md count is not known better than events_cleared.
+   */
+  bm->md_events = ref->events;
+  bm->cleared_at = bs.events_cleared > ref->events ? ref->events
+    : bs.events_cleared;
   stale = bs.events < ref->events || (bs.state & MD_BITMAP_STALE);
   bs.state &= ~MD_BITMAP_STALE;
   bs.sync_size = place->size / 512;
@@ -437,6 +455,7 @@ md_bitmap_events (struct md_bitmap *bm, uint64_t events)
   uint64_t target;
 
   pthread_mutex_lock (&bm->lock);
+  bm->md_events = events;
   if (events <= bm->sb.events) {
     /* The count went back down (md_array.c's next_events): the bitmap,
      * one ahead, stays as it is.  Members without it still get it.
@@ -535,6 +554,15 @@ clearing_pass (struct md_bitmap *bm, bool idle)
    */
   flushed = flush_members (bm, true);
   pthread_mutex_lock (&bm->lock);
+  /* Asked again under the lock: a member that failed since the first
+   * question (a write that timed out on it and ended before the pick,
+   * leaving its bit idle) missed that write, and its bit must stay.  A
+   * member failing after this is failed by a write still counted in
+   * writes[], or one that started after the pick (TOUCHED), whose bits
+   * clearable() keeps.
+   */
+  if (!members_healthy (bm->ms))
+    flushed = -1;
   for (uint64_t b = 0; b < bm->nbits; b++)
     if (bm->flags[b] & CANDIDATE) {
       bm->flags[b] &= ~CANDIDATE;
@@ -545,6 +573,7 @@ clearing_pass (struct md_bitmap *bm, bool idle)
     }
   if (cleared) {
     bm->sb.events_cleared = bm->sb.events;
+    bm->cleared_at = bm->md_events;
     bm->page_gen[0] = ++bm->gen;
   }
   target = bm->gen;
@@ -629,14 +658,25 @@ md_bitmap_close (struct md_bitmap *bm)
   free (bm);
 }
 
-uint64_t
-md_bitmap_next_needed_row (struct md_bitmap *bm, uint64_t row)
+/* Whether bit b needs the resync; lock held. */
+static bool
+bit_needed (const struct md_bitmap *bm, uint64_t b)
+{
+  return bm->flags[b] & NEEDED;
+}
+
+/* The first row >= row in a region whose bit satisfies pred, or
+ * UINT64_MAX.
+ */
+static uint64_t
+next_row_where (struct md_bitmap *bm, uint64_t row,
+                bool (*pred) (const struct md_bitmap *, uint64_t))
 {
   uint64_t c = bm->place.chunk, size = bm->sb.chunksize, r = UINT64_MAX;
 
   pthread_mutex_lock (&bm->lock);
   for (uint64_t b = row * c / size; b < bm->nbits; b++)
-    if (bm->flags[b] & NEEDED) {
+    if (pred (bm, b)) {
       r = b * size / c;
       if (r < row)
         r = row;
@@ -644,6 +684,40 @@ md_bitmap_next_needed_row (struct md_bitmap *bm, uint64_t row)
     }
   pthread_mutex_unlock (&bm->lock);
   return r < bm->rows ? r : UINT64_MAX;
+}
+
+uint64_t
+md_bitmap_next_needed_row (struct md_bitmap *bm, uint64_t row)
+{
+  return next_row_where (bm, row, bit_needed);
+}
+
+uint64_t
+md_bitmap_next_dirty_row (struct md_bitmap *bm, uint64_t row)
+{
+  return next_row_where (bm, row, bit_is_set);
+}
+
+uint64_t
+md_bitmap_dirty_rows (struct md_bitmap *bm, uint64_t from)
+{
+  uint64_t n = 0;
+
+  for (uint64_t r = md_bitmap_next_dirty_row (bm, from); r != UINT64_MAX;
+       r = md_bitmap_next_dirty_row (bm, r + 1))
+    n++;
+  return n;
+}
+
+uint64_t
+md_bitmap_cleared_at (struct md_bitmap *bm)
+{
+  uint64_t e;
+
+  pthread_mutex_lock (&bm->lock);
+  e = bm->cleared_at;
+  pthread_mutex_unlock (&bm->lock);
+  return e;
 }
 
 uint64_t

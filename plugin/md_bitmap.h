@@ -109,6 +109,14 @@ int md_bitmap_events (struct md_bitmap *bm, uint64_t events);
  * none), how many rows need it, and row done.
  */
 uint64_t md_bitmap_next_needed_row (struct md_bitmap *bm, uint64_t row);
+/* Re-add: the first row >= row under a set bit (UINT64_MAX if none); how
+ * many rows from `from` on are; md's event count at the last clearing
+ * (a member whose superblock is older may have missed writes whose bits
+ * were cleared).
+ */
+uint64_t md_bitmap_next_dirty_row (struct md_bitmap *bm, uint64_t row);
+uint64_t md_bitmap_dirty_rows (struct md_bitmap *bm, uint64_t from);
+uint64_t md_bitmap_cleared_at (struct md_bitmap *bm);
 uint64_t md_bitmap_needed_rows (struct md_bitmap *bm);
 /* How many regions (bits) need it. */
 uint64_t md_bitmap_needed_regions (struct md_bitmap *bm);

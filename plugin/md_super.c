@@ -26,7 +26,8 @@
  * words (sb_csum taken as 0) up to the end of dev_roles, folded to 32 bits.
  *
  * Only the features this plugin implements are accepted (an allow-list:
- * the write-intent bitmap and a member's recovery offset); every other
+ * the write-intent bitmap, a member's recovery offset, and that recovery
+ * being a re-add from the bitmap, which md marks 0x80); every other
  * bit is refused, not ignored: a reshape in progress, a journal, PPL,
  * bad-block log entries, clustering, and any bit md may define later.
  * Fields that no real member can hold (a dev_number without a slot in
@@ -52,13 +53,13 @@
 #define MD_MAGIC 0xa92b4efc
 
 #define FEATURE_BITMAP MD_FEATURE_BITMAP
-#define FEATURE_RECOVERY_OFFSET 0x2
+#define FEATURE_RECOVERY_OFFSET MD_FEATURE_RECOVERY_OFFSET
 #define FEATURE_RESHAPE 0x4
 #define FEATURE_BAD_BLOCKS 0x8
 #define FEATURE_REPLACEMENT 0x10
 #define FEATURE_RESHAPE_BACKWARDS 0x20
 #define FEATURE_NEW_OFFSET 0x40
-#define FEATURE_RECOVERY_BITMAP 0x80
+#define FEATURE_RECOVERY_BITMAP MD_FEATURE_RECOVERY_BITMAP
 #define FEATURE_CLUSTERED 0x100
 #define FEATURE_JOURNAL 0x200
 #define FEATURE_PPL 0x400
@@ -81,7 +82,8 @@ checksum (const uint8_t *buf, uint32_t max_dev)
 /* The feature bits this plugin implements: everything else is refused (an
  * allow-list, so that a bit md adds later is never silently ignored).
  */
-#define FEATURES_IMPLEMENTED (FEATURE_BITMAP | FEATURE_RECOVERY_OFFSET)
+#define FEATURES_IMPLEMENTED (FEATURE_BITMAP | FEATURE_RECOVERY_OFFSET | \
+                              FEATURE_RECOVERY_BITMAP)
 
 static const char *
 unsupported (uint32_t features)
@@ -98,8 +100,12 @@ unsupported (uint32_t features)
     return "the member has bad-block log entries, which are not supported";
   if (features & FEATURE_CLUSTERED)
     return "clustered md arrays are not supported";
-  if (features & (FEATURE_REPLACEMENT | FEATURE_RECOVERY_BITMAP))
+  if (features & FEATURE_REPLACEMENT)
     return "a member replacement is in progress (finish it with mdadm first)";
+  /* md's re-add: a recovery (0x2) that only needs the bitmap's regions. */
+  if ((features & FEATURE_RECOVERY_BITMAP) &&
+      !(features & FEATURE_RECOVERY_OFFSET))
+    return "a recovery from the bitmap without a recovery offset";
   if (features & ~FEATURES_IMPLEMENTED) {
     snprintf (unknown, sizeof unknown, "md superblock with unknown feature "
               "bits %#" PRIx32 " (only %#x are implemented)",

@@ -19,6 +19,9 @@
 #define MD_MAX_DEV 384          /* dev_roles entries we write (as mdadm) */
 #define MD_MAX_ROLES 256        /* members an array may have here */
 #define MD_FEATURE_BITMAP 0x1   /* feature_map: a write-intent bitmap */
+#define MD_FEATURE_RECOVERY_OFFSET 0x2  /* the member is being rebuilt,
+                                           up to recovery_offset */
+#define MD_FEATURE_RECOVERY_BITMAP 0x80 /* ... from the bitmap: re-added */
 
 /* The fields of one member's superblock that the plugin uses. */
 struct md_super {

@@ -4,8 +4,10 @@
 #include <config.h>
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "member.h"
 
@@ -64,9 +66,23 @@ member_fail_because (struct member *m, const char *why)
 {
   enum member_state old = atomic_exchange (&m->state, MEMBER_FAILED);
 
-  if (old != MEMBER_FAILED)
-    nbdkit_error ("member %s failed (%s): it will not be used again",
-                  m->name, why);
+  if (old != MEMBER_FAILED) {
+    snprintf (m->fail_reason, sizeof m->fail_reason, "%s", why);
+    m->fail_time = time (NULL);
+    atomic_store_explicit (&m->fail_recorded, true, memory_order_release);
+    nbdkit_error ("member %s failed (%s): it is not used again unless "
+                  "re-added or replaced", m->name, why);
+  }
+}
+
+bool
+member_failure (const struct member *m, const char **why, int64_t *when)
+{
+  if (!atomic_load_explicit (&m->fail_recorded, memory_order_acquire))
+    return false;
+  *why = m->fail_reason;
+  *when = m->fail_time;
+  return true;
 }
 
 void
@@ -135,6 +151,7 @@ member_close (struct member *m)
   id = member_identity (m);
   if (id)
     id->free (id);
+  free (m->open_name);
   m->ops->close (m);
 }
 

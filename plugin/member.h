@@ -84,11 +84,13 @@ struct member_ops {
 };
 
 /* A member's state in the array.  A member that fails is never read or
- * written again; it can be replaced by a new member, which is REBUILDING
- * until the rebuild has written every row: rows below recovery_stripe are
- * in sync and read like any other member's, rows above are reconstructed
- * from the others (writes go to every row: the rebuild rewrites them with
- * the same contents later).
+ * written again; it can be replaced by a new member (another disk, or the
+ * same disk opened again: a re-add), which is REBUILDING until the
+ * rebuild has gone over every row: rows below recovery_stripe are in sync
+ * and read like any other member's, rows above are reconstructed from the
+ * others (writes go to every row: the rebuild rewrites them with the same
+ * contents later, and a re-add, which skips the rows the bitmap says were
+ * not written while the disk was out, needs them written).
  */
 enum member_state {
   MEMBER_IN_SYNC,
@@ -121,6 +123,9 @@ struct member_identity {
 struct member {
   const struct member_ops *ops;
   char *name;                   /* as the user wrote it, for messages */
+  char *open_name;              /* what opens it again (re-add): the name,
+                                   a relative path made absolute from
+                                   where it was first opened; or NULL */
   uint64_t size;                /* bytes */
   bool direct;                  /* buffers and offsets must be 4K aligned */
   uint32_t align;               /* offsets and lengths: multiples of this */
@@ -134,6 +139,18 @@ struct member {
   uint64_t serial;              /* unique in the process, never reused: to
                                    tell members apart where an address may
                                    have been freed and reused */
+  /* How it failed: written once, by the thread whose member_fail_because
+   * made it FAILED, before it sets fail_recorded (release).
+   */
+  _Atomic bool fail_recorded;
+  char fail_reason[160];
+  int64_t fail_time;            /* CLOCK_REALTIME, seconds */
+  /* A re-added member (jobs.c): its rebuild rewrites only the rows the
+   * write-intent bitmap marks.  Set before it is published in the member
+   * table, never changed after.
+   */
+  bool readd;
+  _Atomic uint64_t resynced;    /* bytes its rebuild or re-add wrote */
   void *priv;                   /* the backend's */
 };
 
@@ -199,6 +216,9 @@ void member_rebuilt (struct member *m);
  */
 void member_fail (struct member *m, int err);
 void member_fail_because (struct member *m, const char *why);
+/* Whether m's failure has been recorded yet, and if so why and when. */
+bool member_failure (const struct member *m, const char **why,
+                     int64_t *when);
 
 /* Give m the identity its new connections are checked against; m owns
  * it from then on (it is freed with m).  Only the first call counts: a

@@ -4,11 +4,15 @@
  * read the table.
  *
  * States.  Each member's state (member.h: IN_SYNC, FAILED, REBUILDING
- * with a recovery offset) is the array's view of it.  A member fails for
- * good: by the failure policy below, by the operator (fail N), or when
- * a new connection shows another disk (member_nbd.c).  Only a replacement
- * (a new member, REBUILDING) and the end of its rebuild (IN_SYNC) bring a
- * role back.
+ * with a recovery offset) is the array's view of it.  A member object
+ * fails for good: by the failure policy below, by the operator (fail N),
+ * or when a new connection shows another disk (member_nbd.c).  Only a new
+ * member object in the role (REBUILDING) and the end of its rebuild
+ * (IN_SYNC) bring a role back: a replacement (another disk, rebuilt whole)
+ * or a re-add (the role's own disk opened again by its name, rebuilt only
+ * where the write-intent bitmap says it missed writes; jobs.c).  Both go
+ * through members_replace, so the failed object waits in limbo either way
+ * and nothing that held it sees it come back to life.
  *
  * The failure policy (members_io_error) is the one answer to "a member
  * request failed": every layer that talks to members (array.c, the
@@ -71,8 +75,10 @@
 #include <config.h>
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
@@ -101,6 +107,24 @@ members_destroy (struct members *ms)
   pthread_mutex_destroy (&ms->lock);
 }
 
+/* The name that opens the member again later (re-add), wherever the
+ * process runs then: nbdkit in the background runs in /, so a relative
+ * path is made absolute now.  NULL without memory.
+ */
+static char *
+open_name (const char *name)
+{
+  char cwd[4096];
+  char *s;
+
+  if (member_is_uri (name) || name[0] == '/')
+    return strdup (name);
+  if (getcwd (cwd, sizeof cwd) == NULL ||
+      asprintf (&s, "%s/%s", cwd, name) == -1)
+    return NULL;
+  return s;
+}
+
 struct member *
 members_open_member (const char *name, bool direct)
 {
@@ -110,8 +134,14 @@ members_open_member (const char *name, bool direct)
     return member_missing ();
   m = member_is_uri (name) ? member_nbd_open (name)
     : member_file_open (name, direct);
-  if (m)
-    member_opened (m);
+  if (m == NULL)
+    return NULL;
+  member_opened (m);
+  if ((m->open_name = open_name (name)) == NULL) {
+    nbdkit_error ("member %s: %m", name);
+    member_close (m);
+    return NULL;
+  }
   return m;
 }
 

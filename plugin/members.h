@@ -51,7 +51,8 @@ void members_destroy (struct members *ms);
 
 /* A name the operator gave (a file or block device path, an NBD URI, or
  * "missing") as a member; NULL after nbdkit_error naming it.  The one
- * place where names become members.
+ * place where names become members, and where a member learns the name
+ * that opens it again (member.open_name).
  */
 struct member *members_open_member (const char *name, bool direct);
 /* Open names[0..n) as roles 0..n-1, refusing two that are one disk.
@@ -131,8 +132,9 @@ members_section_end (struct members_section *s)
   __attribute__ ((cleanup (members_section_end), unused)) \
   struct members_section members_section_##n = { (ms), members_enter (ms) }
 
-/* Replacing member i by m (m becomes REBUILDING from row 0; the old
- * member waits in limbo until no reader can hold it).  Replacements are
+/* Replacing member i by m, a new disk or (re-add) the same disk opened
+ * again (m becomes REBUILDING from row 0; the old member waits in limbo
+ * until no reader can hold it).  Replacements are
  * serialised by the caller (jobs.c), which checks members_limbo_full
  * first, so that members_replace cannot refuse after it decided.
  */

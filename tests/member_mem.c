@@ -13,7 +13,9 @@
  *    read, not only that its result is right;
  *  - fault injection per member and operation: from a chosen request on,
  *    every request of that operation fails with EIO and leaves the bytes
- *    as they were, like a disk that stopped answering.
+ *    as they were, like a disk that stopped answering;
+ *  - a hook run once before a chosen operation's next request, for what
+ *    must happen elsewhere while a request is on the wire.
  *
  * Requests are checked as the real backends' callers must make them:
  * inside the member, offset and length multiples of the alignment, a
@@ -46,6 +48,8 @@ struct mem_member {
   bool fail[MEM_OPS];           /* failing from fail_at[op] on */
   uint64_t fail_at[MEM_OPS];    /* request number (counting from 0) */
   uint64_t seen[MEM_OPS];       /* requests ever, not reset with stats */
+  void (*before[MEM_OPS]) (void *);     /* once, then NULL */
+  void *before_arg[MEM_OPS];
 };
 
 static const char *const op_names[MEM_OPS] = {
@@ -89,7 +93,15 @@ mem_request (struct member *m, struct member_io *io)
   struct mem_member *mm = m->priv;
   enum member_op op = io->op;
 
+  void (*fn) (void *);
+
   check_request (m, io);
+  pthread_mutex_lock (&mm->lock);
+  fn = mm->before[op];
+  mm->before[op] = NULL;
+  pthread_mutex_unlock (&mm->lock);
+  if (fn)
+    fn (mm->before_arg[op]);
   pthread_mutex_lock (&mm->lock);
   mm->stats.requests[op]++;
   if (op != MEMBER_FLUSH)
@@ -192,6 +204,18 @@ mem_member_fail_from (struct member *m, enum member_op op, uint64_t after)
   pthread_mutex_lock (&mm->lock);
   mm->fail[op] = true;
   mm->fail_at[op] = mm->seen[op] + after;
+  pthread_mutex_unlock (&mm->lock);
+}
+
+void
+mem_member_before (struct member *m, enum member_op op,
+                   void (*fn) (void *), void *arg)
+{
+  struct mem_member *mm = m->priv;
+
+  pthread_mutex_lock (&mm->lock);
+  mm->before[op] = fn;
+  mm->before_arg[op] = arg;
   pthread_mutex_unlock (&mm->lock);
 }
 

@@ -34,6 +34,13 @@ void mem_member_fail_from (struct member *m, enum member_op op,
                            uint64_t after);
 void mem_member_heal (struct member *m);
 
+/* Once, just before the next request of op on m runs: fn (arg), from the
+ * thread that runs it, m's lock not held (so fn may fail members, end
+ * writes, ...: what happens elsewhere while a request is on the wire).
+ */
+void mem_member_before (struct member *m, enum member_op op,
+                        void (*fn) (void *), void *arg);
+
 const struct mem_stats *mem_member_stats (struct member *m);
 void mem_member_reset_stats (struct member *m);
 

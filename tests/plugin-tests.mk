@@ -237,7 +237,7 @@ EXTRA_DIST += test-raid-replace-foreign.sh
 EXTRA_DIST += vm/guest-md-check.sh
 TESTS += vm/test-vm-plugin-to-mdadm.sh
 EXTRA_DIST += vm/test-vm-plugin-to-mdadm.sh
-EXTRA_DIST += vm/fill-missing.py vm/replace-cycles.py
+EXTRA_DIST += vm/fill-missing.py vm/replace-cycles.py vm/readd-once.py
 
 # md write-intent bitmaps between the plugin and Linux md (a guest):
 # mdadm's bitmaps through the plugin, the plugin's through md, and md's
@@ -376,3 +376,33 @@ test_members_SOURCES = test_members.c member_mem.c member_mem.h \
 test_members_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
 test_members_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
+
+# Re-add from the write-intent bitmap (issue 13): a failed member's own
+# disk taken back with re-add N, only the rows under set bits resynced
+# (readd.py: what the tests share); a different disk, or one the bitmap
+# cannot vouch for, refused with nothing written; a member that fails
+# again during its re-add stays failed.
+EXTRA_DIST += readd.py
+TESTS += test-raid-ctl-readd.py
+TSAN_TESTS += test-raid-ctl-readd.py
+EXTRA_DIST += test-raid-ctl-readd.py
+TESTS += test-raid-ctl-readd-other-disk.py
+TSAN_TESTS += test-raid-ctl-readd-other-disk.py
+EXTRA_DIST += test-raid-ctl-readd-other-disk.py
+TESTS += test-raid-ctl-readd-uncovered.py
+TSAN_TESTS += test-raid-ctl-readd-uncovered.py
+EXTRA_DIST += test-raid-ctl-readd-uncovered.py
+TESTS += test-raid-ctl-readd-fail-again.py
+TSAN_TESTS += test-raid-ctl-readd-fail-again.py
+EXTRA_DIST += test-raid-ctl-readd-fail-again.py
+TESTS += test-raid-ctl-readd-restart.py
+TSAN_TESTS += test-raid-ctl-readd-restart.py
+EXTRA_DIST += test-raid-ctl-readd-restart.py
+TESTS += test-raid-ctl-readd-load.py
+TSAN_TESTS += test-raid-ctl-readd-load.py
+EXTRA_DIST += test-raid-ctl-readd-load.py
+TESTS += test-raid-ctl-readd-relative.sh
+EXTRA_DIST += test-raid-ctl-readd-relative.sh
+TESTS += test-raid-ctl-readd-two.py
+TSAN_TESTS += test-raid-ctl-readd-two.py
+EXTRA_DIST += test-raid-ctl-readd-two.py

@@ -46,10 +46,11 @@ with faults.Test() as hz:
     assert all(0 <= o <= rows * chunk for o in offs), offs
     assert all(x[2] and x[4] == rows * chunk and x[3] <= x[4]
                for x in rebuilding), "rebuild progress: %s" % rebuilding[:5]
-    assert st["members"][1] == {"index": 1, "name": spare, "state": "in_sync",
-                                "recovery_offset":
-                                st["members"][1]["recovery_offset"]}, \
-        st["members"][1]
+    m1 = st["members"][1]
+    assert {k: m1[k] for k in ("index", "name", "state", "failure", "owed",
+                               "readd", "resynced")} == \
+        {"index": 1, "name": spare, "state": "in_sync", "failure": None,
+         "owed": 0, "readd": False, "resynced": rows * chunk}, m1
     assert not st["degraded"] and st["failed"] == 0, st
     faults.log("  rebuild: %d polls saw member 1 rebuilding, "
                "recovery_offset %d..%d" % (len(rebuilding), offs[0],

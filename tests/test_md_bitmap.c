@@ -4,8 +4,10 @@
  * working member before its write may start, bits are cleared lazily (a
  * bit touched in a pass waits for the next; a bit held by a write in
  * flight is never cleared; a flush of every member comes first), nothing
- * is cleared while a member has failed, and after an unclean shutdown the
- * rows under set bits, and only those, are the resync's.
+ * is cleared while a member has failed, not even by a pass during which
+ * one fails, and after an unclean shutdown the rows under set bits, and
+ * only those, are the resync's; a re-add's rows are those under set bits,
+ * and md's count at the last clearing follows md's own back down.
  *
  * The oracle reads the members' bytes itself: the bitmap area's
  * superblock magic and events at their md offsets, and bit b at byte
@@ -291,6 +293,94 @@ START_TEST (test_no_clearing_degraded)
 }
 END_TEST
 
+static void
+fail_member (void *m)
+{
+  member_fail (m, EIO);
+}
+
+/* A member that fails while a clearing pass flushes (by a write of its
+ * own that timed out, say) makes the array degraded before anything is
+ * cleared: the pass clears nothing, though it had picked its candidates
+ * while the array was whole.
+ */
+START_TEST (test_no_clearing_failed_during_pass)
+{
+  struct rig r;
+  struct md_bitmap *bm;
+  struct md_bitmap_stats st;
+
+  rig_init (&r);
+  bm = clean_bitmap (&r);
+  ck_assert_int_eq (md_bitmap_write_begin (bm, 0, 1), 0);
+  md_bitmap_write_end (bm, 0, 1);
+  md_bitmap_sweep (bm);         /* the write's mark ages */
+  check_bit (&r, 0, true, "touched in the last pass");
+  mem_member_before (r.m[0], MEMBER_FLUSH, fail_member, r.m[2]);
+  md_bitmap_sweep (bm);         /* picks bit 0; member 2 fails meanwhile */
+  ck_assert (member_failed (r.m[2]));
+  check_bit (&r, 0, true, "a member failed during the pass");
+  md_bitmap_stats (bm, &st);
+  ck_assert_uint_eq (st.dirty, 1);
+  md_bitmap_close (bm);
+  members_destroy (&r.ms);
+}
+END_TEST
+
+/* Re-add (md_bitmap_next_dirty_row, md_bitmap_dirty_rows): the rows under
+ * set bits, whatever NEEDED says, from any row on; and md's count at the
+ * last clearing, which follows md's count back down when the bitmap's
+ * stays one ahead (md_array.c's next_events), as md's events_cleared does.
+ */
+START_TEST (test_dirty_rows)
+{
+  struct rig r;
+  struct md_bitmap *bm;
+
+  rig_init (&r);
+  bm = clean_bitmap (&r);
+  ck_assert_uint_eq (md_bitmap_cleared_at (bm), 1);
+  ck_assert_uint_eq (md_bitmap_dirty_rows (bm, 0), 0);
+  ck_assert_uint_eq (md_bitmap_next_dirty_row (bm, 0), UINT64_MAX);
+  ck_assert_int_eq (md_bitmap_write_begin (bm, 3 * ROWS_PER_BIT + 1,
+                                           3 * ROWS_PER_BIT + 2), 0);
+  ck_assert_int_eq (md_bitmap_write_begin (bm, 10 * ROWS_PER_BIT - 1,
+                                           10 * ROWS_PER_BIT + 1), 0);
+  ck_assert_uint_eq (md_bitmap_dirty_rows (bm, 0), 3 * ROWS_PER_BIT);
+  ck_assert_uint_eq (md_bitmap_dirty_rows (bm, 3 * ROWS_PER_BIT + 5),
+                     3 * ROWS_PER_BIT - 5);
+  ck_assert_uint_eq (md_bitmap_next_dirty_row (bm, 0), 3 * ROWS_PER_BIT);
+  ck_assert_uint_eq (md_bitmap_next_dirty_row (bm, 3 * ROWS_PER_BIT + 7),
+                     3 * ROWS_PER_BIT + 7);
+  ck_assert_uint_eq (md_bitmap_next_dirty_row (bm, 4 * ROWS_PER_BIT),
+                     9 * ROWS_PER_BIT);
+  ck_assert_uint_eq (md_bitmap_next_dirty_row (bm, 11 * ROWS_PER_BIT),
+                     UINT64_MAX);
+  ck_assert_uint_eq (md_bitmap_needed_regions (bm), 0);   /* not NEEDED */
+  md_bitmap_write_end (bm, 3 * ROWS_PER_BIT + 1, 3 * ROWS_PER_BIT + 2);
+  md_bitmap_write_end (bm, 10 * ROWS_PER_BIT - 1, 10 * ROWS_PER_BIT + 1);
+
+  /* Cleared at md's count 3, then at 2 (md went back down; the bitmap
+   * stays at 3, and so does the events_cleared it writes).
+   */
+  ck_assert_int_eq (md_bitmap_events (bm, 3), 0);
+  md_bitmap_sweep (bm);
+  md_bitmap_sweep (bm);
+  ck_assert_uint_eq (md_bitmap_dirty_rows (bm, 0), 0);
+  ck_assert_uint_eq (md_bitmap_cleared_at (bm), 3);
+  ck_assert_int_eq (md_bitmap_events (bm, 2), 0);
+  ck_assert_int_eq (md_bitmap_write_begin (bm, 0, 1), 0);
+  md_bitmap_write_end (bm, 0, 1);
+  md_bitmap_sweep (bm);
+  md_bitmap_sweep (bm);
+  ck_assert_uint_eq (md_bitmap_dirty_rows (bm, 0), 0);
+  ck_assert_uint_eq (md_bitmap_cleared_at (bm), 2);
+  ck_assert_uint_eq (le64 (mem_member_data (r.m[0]) + AREA + 32), 3);
+  md_bitmap_close (bm);
+  members_destroy (&r.ms);
+}
+END_TEST
+
 /* After an unclean shutdown (the bitmap closed without its last pass,
  * as a killed nbdkit leaves it), the bits that were set are the resync's
  * regions: their rows, in order, and no others; a region stays needed
@@ -359,6 +449,8 @@ bitmap_suite (void)
     { "lazy", test_lazy_clearing },
     { "degraded", test_no_clearing_degraded },
     { "resync", test_resync_rows },
+    { "failed-during-pass", test_no_clearing_failed_during_pass },
+    { "dirty-rows", test_dirty_rows },
   };
   Suite *s = suite_create ("md_bitmap");
 

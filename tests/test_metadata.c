@@ -422,6 +422,36 @@ START_TEST (test_recovery_offset_needs_feature)
 }
 END_TEST
 
+/* md's re-add in progress: a recovery (bit 2) from the bitmap (bit 0x80,
+ * MD_FEATURE_RECOVERY_BITMAP) is accepted with its offset; the bitmap
+ * bit without a recovery is refused, and so is a replacement (0x10).
+ */
+START_TEST (test_recovery_from_bitmap)
+{
+  uint8_t sb[SB];
+  struct md_super s;
+  const char *why;
+
+  hand_built (sb, 4);
+  le32 (sb + O_FEATURES, 0x1 | 0x2 | 0x80);
+  le32 (sb + O_BITMAP_OFFSET, 8);
+  seal (sb);
+  ck_assert_int_eq (parse (sb, &s, &why), 1);
+  ck_assert_uint_eq (s.feature_map, 0x83);
+  ck_assert_uint_eq (s.recovery_offset, 777 * 4096);
+
+  hand_built (sb, 4);
+  le32 (sb + O_FEATURES, 0x80);
+  seal (sb);
+  ck_refused (sb, "recovery offset");
+
+  hand_built (sb, 4);
+  le32 (sb + O_FEATURES, 0x2 | 0x10);
+  seal (sb);
+  ck_refused (sb, "replacement");
+}
+END_TEST
+
 /* md finds an internal bitmap at bitmap_offset (signed, sectors from the
  * superblock) when feature bit 1 is set.  Rewriting a superblock must keep
  * the two together: the bit with its offset, or neither; never the bit
@@ -1032,6 +1062,7 @@ metadata_suite (void)
   tcase_add_test (tc, test_parse_hand_built);
   tcase_add_test (tc, test_roles);
   tcase_add_test (tc, test_recovery_offset_needs_feature);
+  tcase_add_test (tc, test_recovery_from_bitmap);
   tcase_add_test (tc, test_round_trip);
   tcase_add_test (tc, test_bitmap_kept_consistent);
   tcase_add_test (tc, test_bad_checksum);

@@ -8,8 +8,8 @@
  * words in place; a write or read past it is an ASan report).  What the
  * rest of the plugin relies on is checked too:
  *   - a refusal has a reason;
- *   - fail and replace name a member index 0..65535 (the array checks it
- *     against its members);
+ *   - fail, replace and re-add name a member index 0..65535 (the array
+ *     checks it against its members);
  *   - replace's path is a non-empty word inside the line's buffer;
  *   - the verb is one of the enum's.
  * Seeds: tests/fuzz/corpus/control_command/ (one command per file);
@@ -51,7 +51,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   else {
     if (cmd.verb < CONTROL_STATUS || cmd.verb > CONTROL_SCRUB_STOP)
       fail ("accepted with an unknown verb");
-    if ((cmd.verb == CONTROL_FAIL || cmd.verb == CONTROL_REPLACE) &&
+    if ((cmd.verb == CONTROL_FAIL || cmd.verb == CONTROL_REPLACE ||
+         cmd.verb == CONTROL_READD) &&
         (cmd.member < 0 || cmd.member > 65535))
       fail ("accepted with a member index out of range");
     if (cmd.verb == CONTROL_REPLACE &&

@@ -7,7 +7,10 @@
 # --detail must show a clean array of that geometry and size, the
 # pattern in /NAME-writes.txt must read back, and an md "check" pass must
 # find no mismatches (with "corrupt", the host flipped a parity byte: the
-# check must find it, which shows that it ran).  Saved in /out: NAME-detail.txt, NAME-examine.txt,
+# check must find it, which shows that it ran; with "recovering", the
+# plugin was stopped while it re-added a member: mdadm --examine must show
+# its recovery offset, and md must finish the recovery before the rest).
+# Saved in /out: NAME-detail.txt, NAME-examine.txt,
 # NAME-mismatch_cnt.txt.
 . /guest-lib.sh
 mdadm --version 2>&1 | sed 's/^/RAIDVM: /'
@@ -19,6 +22,15 @@ while read -r name n level layout chunk sectors corrupt; do
 	while [ $i -lt "$n" ]; do devs="$devs $(dev "$name-d$i")"; i=$((i + 1)); done
 	mdadm --examine $devs > "/out/$name-examine.txt" 2>&1
 	run mdadm --assemble /dev/md0 $devs || { cat "/out/$name-examine.txt"; continue; }
+	if [ "$corrupt" = recovering ]; then
+		grep -q "Recovery Offset" "/out/$name-examine.txt" &&
+			ok "$name: a member is recovering, as the plugin left it" ||
+			fail "$name: mdadm --examine shows no member recovering"
+		echo "RAIDVM: $name: degraded $(cat /sys/block/md0/md/degraded), sync_action $(cat /sys/block/md0/md/sync_action)"
+		step "$name: md finishes the recovery"
+		md_idle
+		corrupt=
+	fi
 	echo 4096 > /sys/block/md0/md/stripe_cache_size
 	mdadm --detail /dev/md0 > "/out/$name-detail.txt" 2>&1
 	cat "/out/$name-detail.txt"

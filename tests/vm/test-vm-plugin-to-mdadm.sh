@@ -10,7 +10,8 @@
 # --detail must show them clean with the same geometry and size, the
 # pattern must read back through /dev/md0, and md's own "check" pass must
 # count no mismatches.  Also an array put through hundreds of fail/replace
-# cycles (its dev_numbers reused as md reuses them), and arrays mdadm
+# cycles (its dev_numbers reused as md reuses them), one whose member was
+# failed, written around and re-added from the bitmap, and arrays mdadm
 # created (in a first guest boot) and the plugin then wrote to, assembling
 # from their superblocks.
 
@@ -117,6 +118,54 @@ with open(os.environ[\"W\"], \"w\") as f:
     fi
     rm -f "$tmpdir/pattern"
 fi
+
+# An array the plugin made with a bitmap, one member failed, written while
+# it was out and re-added (issue 13): its superblocks are what md's re-add
+# leaves (the member in its slot, with its UUID, at the array's events), so
+# mdadm must assemble it clean, with the data, and find no mismatch.
+# p6e: the same, but nbdkit is stopped in the middle of the re-add: member
+# 2's superblock says it is recovering from the bitmap (md's feature bits
+# 0x2 and 0x80), and md must take it so, finish the recovery, and end
+# clean with the data.
+for name in p6d p6e; do
+    [ -z "${VM_SKIP_READD:-}" ] || break
+    n=5 midway= rate=
+    [ "$name" = p6d ] || { midway=midway; rate=rebuild-rate=128K; }
+    make_members "$n" 6M "$name-d"
+    echo "== $name: create=true level=6 chunk=64K bitmap-chunk=64K, member 2 failed, written, re-added${midway:+, stopped midway}"
+    if PATGEN=$PATGEN IMG=$tmpdir/pattern W=$tmpdir/$name-writes.txt \
+        raid_nbdkit create=true level=6 chunk=64K bitmap-chunk=64K \
+        "${members[@]/#/disk=}" --run '
+        nbdsh -u "$uri" -c "
+import os, subprocess
+s = h.get_size() // 512
+img = os.environ[\"IMG\"]
+open(img, \"wb\").close()
+subprocess.check_call([os.environ[\"PATGEN\"], \"4\", \"0\", str(s), img])
+with open(img, \"rb\") as f:
+    h.pwrite(f.read(s * 512), 0)
+h.flush()
+with open(os.environ[\"W\"], \"w\") as f:
+    print(4, 0, s, file=f)
+"' && start_nbdkit "$tmpdir/$name.sock" "${members[@]/#/disk=}" \
+        control="$tmpdir/$name.ctl" $rate &&
+        python3 "$vm_dir/readd-once.py" "$tmpdir/$name.ctl" "$tmpdir/$name.sock" \
+            "$PATGEN" "$tmpdir/$name-writes.txt" 2 $midway; then
+        kill "${_bg_pids[-1]}"
+        wait "${_bg_pids[-1]}" || true
+        features=$(python3 "$top_srcdir/tests/mdsb.py" get "${members[2]}" feature_map)
+        [ -z "$midway" ] || [ $(( features & 0x82 )) = $(( 0x82 )) ] ||
+            bad "$name: member 2's feature_map is $features after the stop, not recovering from the bitmap"
+        sectors=$(awk 'NR == 1 { print $3 }' "$tmpdir/$name-writes.txt")
+        echo "$name $n 6 left-symmetric 64 $sectors ${midway:+recovering}" >> "$tmpdir/arrays.txt"
+        for (( i = 0; i < n; i++ )); do
+            vm_disk "$name-d$i" "${members[i]}"
+        done
+    else
+        bad "$name: creating it, failing and re-adding a member through the plugin"
+    fi
+    rm -f "$tmpdir/pattern"
+done
 
 # And the other way round: arrays mdadm made (in a first guest) that the
 # plugin, assembling from their superblocks, writes to; md must then find
