@@ -88,12 +88,15 @@ vm_args=()
 _vm_ndisk=0
 vm_disk ()
 {
-    local id=$1 file=$2 bus=""
-    # Past 24 disks, the rest go behind a PCI bridge (32 slots a bus).
-    if [ "$_vm_ndisk" -eq 24 ]; then
-        vm_args+=(-device pci-bridge,id=br1,chassis_nr=1)
+    local id=$1 file=$2 bus="" k slot
+    # Past 24 disks, the rest go behind PCI bridges, 31 to a bridge
+    # (slots 1..31; qemu reads addr= as hex).
+    if [ "$_vm_ndisk" -ge 24 ]; then
+        k=$(( (_vm_ndisk - 24) / 31 + 1 )) slot=$(( (_vm_ndisk - 24) % 31 + 1 ))
+        [ "$slot" -ne 1 ] ||
+            vm_args+=(-device "pci-bridge,id=br$k,chassis_nr=$k")
+        bus=$(printf ',bus=br%d,addr=0x%x' "$k" "$slot")
     fi
-    [ "$_vm_ndisk" -lt 24 ] || bus=",bus=br1,addr=$(( _vm_ndisk - 24 + 1 ))"
     vm_args+=(-drive "file=$file,format=raw,if=none,id=d$_vm_ndisk,cache=unsafe"
               -device "virtio-blk-pci,drive=d$_vm_ndisk,serial=$id$bus")
     _vm_ndisk=$(( _vm_ndisk + 1 ))
