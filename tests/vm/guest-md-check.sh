@@ -21,6 +21,11 @@ while read -r name n level layout chunk sectors corrupt; do
 	i=0
 	while [ $i -lt "$n" ]; do devs="$devs $(dev "$name-d$i")"; i=$((i + 1)); done
 	mdadm --examine $devs > "/out/$name-examine.txt" 2>&1
+	# What the plugin left, before md touches it: every member's
+	# superblock says clean.
+	nclean=$(grep -c '^ *State : clean *$' "/out/$name-examine.txt")
+	[ "$nclean" = "$n" ] && ok "$name: $n superblocks say clean" ||
+		fail "$name: $nclean of $n superblocks say clean"
 	run mdadm --assemble /dev/md0 $devs || { cat "/out/$name-examine.txt"; continue; }
 	if [ "$corrupt" = recovering ]; then
 		grep -q "Recovery Offset" "/out/$name-examine.txt" &&
@@ -32,6 +37,14 @@ while read -r name n level layout chunk sectors corrupt; do
 		corrupt=
 	fi
 	echo 4096 > /sys/block/md0/md/stripe_cache_size
+	# md's own state: "active" while it has writes of its own in flight,
+	# clean again after safe_mode_delay (0.2 s) without; a slow guest
+	# can be caught in between, so give it 10 s to settle.
+	w=0
+	while [ $w -lt 10 ] && [ "$(cat /sys/block/md0/md/array_state)" != clean ]; do
+		sleep 1; w=$((w + 1))
+	done
+	echo "RAIDVM: $name: array_state $(cat /sys/block/md0/md/array_state) after $w s"
 	mdadm --detail /dev/md0 > "/out/$name-detail.txt" 2>&1
 	cat "/out/$name-detail.txt"
 	d () { sed -n "s/^ *$1 : //p" "/out/$name-detail.txt" | head -n 1; }

@@ -37,8 +37,14 @@ while read -r name n level layout chunk doff; do
     [ -z "$doff" ] || args+=(data-offset="$doff")
     echo "== $name: nbdkit raid ${args[*]}, $n members of $MEMBER_SIZE"
     # The pattern: all of it (seed 1), then an unaligned overwrite (2).
+    # A new array's parity is synchronised in the background: the --run
+    # waits for that resync before nbdkit stops, so that the array is
+    # clean on disk whatever the machine's load (a stop in the middle is
+    # recorded and md would go on with it: active, not clean).
     if ! W=$tmpdir/$name-writes.txt PATGEN=$PATGEN IMG=$tmpdir/pattern \
-        raid_nbdkit "${args[@]}" "${members[@]/#/disk=}" --run '
+        CTL=$tmpdir/$name.ctl RAIDCTL=$top_srcdir/tools/nbdkit-raid-ctl \
+        raid_nbdkit "${args[@]}" "${members[@]/#/disk=}" \
+            control="$tmpdir/$name.ctl" --run '
         nbdsh -u "$uri" -c "
 import os, subprocess
 size = h.get_size()
@@ -60,7 +66,7 @@ with open(os.environ[\"W\"], \"w\") as f:
     for seed, first, n in w:
         print(seed, first, n, file=f)
 print(\"array size\", size)
-"'; then
+" && "$RAIDCTL" "$CTL" wait 600 > /dev/null'; then
         bad "$name: creating and writing through the plugin"
         continue
     fi
