@@ -110,6 +110,7 @@ struct job {
   int64_t member_start;
   uint64_t first_row;
   bool readd;                   /* the member is re-added (member.readd) */
+  uint64_t whole_from;          /* ... and rebuilt whole from this row */
   /* Scrub: progress; bad[k] is written before nbad covers it. */
   _Atomic uint64_t rows_done, mismatch_cnt;
   _Atomic size_t nbad;
@@ -267,12 +268,18 @@ rebuild_row (struct array *a, int i, uint64_t serial, uint64_t s)
 
 /* The next row member i's rebuild writes: every row, or for a re-add
  * only those under set bits of the write-intent bitmap (>= the row count
- * when none is left).
+ * when none is left), and every row from whole_from on
+ * (member.readd_whole_from).
  */
 static uint64_t
-rebuild_next_row (struct array *a, bool readd, uint64_t s)
+rebuild_next_row (struct array *a, const struct job *j, uint64_t s)
 {
-  return readd ? md_array_next_dirty_row (a->md, s) : s;
+  uint64_t dirty;
+
+  if (!j->readd || s >= j->whole_from)
+    return s;
+  dirty = md_array_next_dirty_row (a->md, s);
+  return dirty < j->whole_from ? dirty : j->whole_from;
 }
 
 /* Rebuild member i (the one with this serial) from its recovery offset
@@ -285,25 +292,32 @@ static int
 rebuild_member (struct jobs *js, struct job *j, int i, uint64_t serial)
 {
   struct array *a = js->a;
-  int64_t start = j->member_start;
-  uint64_t done = 0, s;
+  int64_t start = j->member_start, recorded_at = start;
+  uint64_t done = 0, recorded = 0, s;
 
-  for (s = rebuild_next_row (a, j->readd, j->first_row);
+  for (s = rebuild_next_row (a, j, j->first_row);
        s < a->g.stripes && !stopping (j);
-       s = rebuild_next_row (a, j->readd, s + 1)) {
+       s = rebuild_next_row (a, j, s + 1)) {
     int r = rebuild_row (a, i, serial, s);
 
     if (r <= 0)
       return r;
-    if (++done % 256 == 0)
-      md_array_states_changed (a->md);  /* record the recovery offset */
+    /* Record the recovery offset every 256 rows or every second, which
+     * ever comes first: where a restart goes on, and how far a re-add
+     * can trust the member should it fail during this rebuild.
+     */
+    if (++done - recorded >= 256 || now_ns () - recorded_at >= 1000000000) {
+      md_array_states_changed (a->md);
+      recorded = done;
+      recorded_at = now_ns ();
+    }
     throttle (js, j, done * a->g.chunk, start);
   }
 
   MEMBERS_READ_FOR_CURRENT_SCOPE (&a->ms);
   struct member *m = still_member (a, i, serial);
 
-  if (m && stopping (j) && done % 256)
+  if (m && stopping (j) && done > recorded)
     md_array_states_changed (a->md);    /* where the next start goes on */
   if (m && j->readd && !stopping (j))
     member_rebuilt_to (m, a->g.stripes);        /* the clean rows left */
@@ -425,9 +439,15 @@ next_or_finish (struct jobs *js, struct job *j, uint64_t *serial)
     j->member_start = now_ns ();
     j->first_row = member_recovery_stripe (m);
     j->readd = m->readd;
+    j->whole_from = m->readd_whole_from;
     nbdkit_debug ("raid: %s member %d (%s) from row %" PRIu64,
                   m->readd ? "re-adding" : "rebuilding", i, m->name,
                   j->first_row);
+    if (m->readd && j->whole_from < js->a->g.stripes)
+      nbdkit_error ("raid: member %d (%s) failed during a rebuild that had "
+                    "reached row %" PRIu64 ": its re-add rebuilds every row "
+                    "from there, the bitmap's only below", i, m->name,
+                    j->whole_from);
   }
   else
     js->job = NULL;
@@ -610,7 +630,8 @@ check_replacement (struct array *a, int i, struct member *m,
   if (how == TAKE_READD) {
     char why[384];
 
-    if (md_array_readd_check (a->md, i, m, why, sizeof why) == -1) {
+    if (md_array_readd_check (a->md, i, m, &m->readd_whole_from, why,
+                              sizeof why) == -1) {
       snprintf (msg, len, "%s: %s; 'replace %d %s' rebuilds it whole", name,
                 why, i, name);
       return -1;
@@ -862,6 +883,26 @@ jobs_scrub_stop (struct jobs *js)
     job_stop_locked (js);
 }
 
+/* The rows a re-add of m still writes from row `from` on: those the
+ * bitmap marks below m's readd_whole_from, and every row from there.
+ */
+static uint64_t
+readd_owed_rows (struct array *a, const struct member *m, uint64_t from)
+{
+  uint64_t whole = m->readd_whole_from, dirty;
+
+  if (whole >= a->g.stripes)
+    return md_array_dirty_rows (a->md, from);
+  if (from >= whole)
+    return a->g.stripes - from;
+  /* Bits are only set while a member is out: counted after those past
+   * whole, the rows from `from` on cannot be fewer.
+   */
+  dirty = md_array_dirty_rows (a->md, whole);
+  dirty = md_array_dirty_rows (a->md, from) - dirty;
+  return dirty + a->g.stripes - whole;
+}
+
 /* The rows member m (in state st) still lacks: every row it has not
  * been rebuilt to, but for a member that failed or is being re-added in
  * an array with a write-intent bitmap only those the bitmap marks (the
@@ -879,7 +920,7 @@ owed_rows (struct array *a, const struct member *m, enum member_state st)
     return a->md ? md_array_dirty_rows (a->md, 0) : a->g.stripes;
   default:
     if (m->readd)
-      return md_array_dirty_rows (a->md, from);
+      return readd_owed_rows (a, m, from);
     return from < a->g.stripes ? a->g.stripes - from : 0;
   }
 }

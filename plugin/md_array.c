@@ -966,10 +966,12 @@ write_all (struct md_array *md, bool clean)
     sb.recovery_offset = 0;
     if (st == MEMBER_REBUILDING) {
       /* As md's super_1_sync: a re-add's recovery is marked as one from
-       * the bitmap, so that an assembly resumes it as such.
+       * the bitmap, so that an assembly resumes it as such; but not that
+       * of a disk whose rows past some point were never rebuilt
+       * (readd_whole_from), which md must rebuild whole from its offset.
        */
       sb.feature_map |= MD_FEATURE_RECOVERY_OFFSET;
-      if (m->readd && md->bitmap)
+      if (m->readd && md->bitmap && m->readd_whole_from == UINT64_MAX)
         sb.feature_map |= MD_FEATURE_RECOVERY_BITMAP;
       sb.recovery_offset = member_recovery_stripe (m) * md->sb.chunk;
     }
@@ -1351,9 +1353,23 @@ md_array_readd_possible (const struct md_array *md, char *msg, size_t len)
   return -1;
 }
 
+/* The row from which m's content is unknown: a member that failed
+ * during a full rebuild (recovery offset, not from the bitmap) was
+ * written only below its recovery offset, and the bitmap holds only what
+ * it missed since, not the rows its rebuild never reached.
+ */
+static uint64_t
+readd_whole_from (const struct md_array *md, const struct md_super *sb)
+{
+  if ((sb->feature_map & MD_FEATURE_RECOVERY_OFFSET) &&
+      !(sb->feature_map & MD_FEATURE_RECOVERY_BITMAP))
+    return sb->recovery_offset / md->sb.chunk;
+  return UINT64_MAX;
+}
+
 int
 md_array_readd_check (struct md_array *md, int i, struct member *m,
-                      char *msg, size_t len)
+                      uint64_t *whole_from, char *msg, size_t len)
 {
   struct md_super *sb;
   const char *why = NULL;
@@ -1380,8 +1396,10 @@ md_array_readd_check (struct md_array *md, int i, struct member *m,
     why = readd_refusal (md, i, sb, msg, len);
     if (why && why != msg)
       snprintf (msg, len, "%s", why);
-    if (why == NULL)
+    if (why == NULL) {
       expect_super (m, sb, true);
+      *whole_from = readd_whole_from (md, sb);
+    }
   }
   free (sb);
   return r == 1 && why == NULL ? 0 : -1;

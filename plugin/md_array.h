@@ -71,12 +71,15 @@ void md_array_close (struct md_array *md);
  * is opened.  Whether m, reopened for failed role i, is that role's disk
  * as it was and the write-intent bitmap covers what it missed (0; m then
  * has its identity), or not (-1, the reason in msg: no bitmap, a
- * different disk, bits cleared since it left).  Both write nothing.
+ * different disk, bits cleared since it left).  *whole_from is the row
+ * from which the bitmap cannot vouch for m at all, because m failed
+ * during a full rebuild that had reached it (UINT64_MAX: none).  Both
+ * write nothing.
  */
 int md_array_readd_possible (const struct md_array *md, char *msg,
                              size_t len);
 int md_array_readd_check (struct md_array *md, int i, struct member *m,
-                          char *msg, size_t len);
+                          uint64_t *whole_from, char *msg, size_t len);
 /* The member with this serial is about to take role i back: the update
  * that finds it keeps the role's dev_number and device UUID.
  */

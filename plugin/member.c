@@ -57,6 +57,7 @@ member_missing (void)
   m->serial = new_serial ();
   m->size = UINT64_MAX;
   m->align = 1;
+  m->readd_whole_from = UINT64_MAX;
   atomic_init (&m->state, MEMBER_FAILED);
   return m;
 }
@@ -137,6 +138,7 @@ void
 member_opened (struct member *m)
 {
   m->serial = new_serial ();
+  m->readd_whole_from = UINT64_MAX;
   if (m->align == 0)            /* the file backend leaves it to us */
     m->align = m->direct ? MEMBER_MAX_ALIGN : 1;
 }

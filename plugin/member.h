@@ -150,6 +150,12 @@ struct member {
    * table, never changed after.
    */
   bool readd;
+  /* A re-added disk that had failed during a full rebuild (its superblock
+   * says recovering, not from the bitmap): the rows from here on were
+   * never rebuilt, so its re-add rewrites them all.  UINT64_MAX when the
+   * bitmap covers every row.  Set with readd, never changed after.
+   */
+  uint64_t readd_whole_from;
   _Atomic uint64_t resynced;    /* bytes its rebuild or re-add wrote */
   void *priv;                   /* the backend's */
 };

@@ -406,3 +406,5 @@ EXTRA_DIST += test-raid-ctl-readd-relative.sh
 TESTS += test-raid-ctl-readd-two.py
 TSAN_TESTS += test-raid-ctl-readd-two.py
 EXTRA_DIST += test-raid-ctl-readd-two.py
+TESTS += test-raid-ctl-readd-was-rebuilding.py
+EXTRA_DIST += test-raid-ctl-readd-was-rebuilding.py
