@@ -857,6 +857,29 @@ resync_start (struct jobs *js, char **why)
  * (a repairing scrub of the rows the bitmap marks, or of all) needs every
  * member readable, so it waits for a later start.
  */
+/* As mdadm --re-add at assembly: a member given on the command line
+ * whose superblock is stale (md_array_stale_at_assembly) is re-added if
+ * the bitmap covers what it missed, else it stays failed, saying why.
+ */
+static void
+readd_stale_members (struct jobs *js)
+{
+  struct array *a = js->a;
+  char *why;
+
+  for (int i = 0; i < a->ms.n; i++) {
+    if (!md_array_stale_at_assembly (a->md, i))
+      continue;
+    if (jobs_readd_member (js, i, &why) == 0)
+      nbdkit_debug ("raid: member %d (%s) was out of date: re-added", i,
+                    members_at (&a->ms, i)->name);
+    else
+      nbdkit_error ("raid: member %d (%s) is out of date and cannot be "
+                    "re-added: %s; it is not used", i,
+                    members_at (&a->ms, i)->name, why);
+  }
+}
+
 int
 jobs_after_fork (struct jobs *js)
 {
@@ -865,8 +888,11 @@ jobs_after_fork (struct jobs *js)
 
   if (a->readonly)
     return 0;
+  if (members_rebuilding (&a->ms) >= 0 && rebuild_resume (js) == -1)
+    return -1;
+  readd_stale_members (js);
   if (members_rebuilding (&a->ms) >= 0)
-    return rebuild_resume (js);
+    return 0;
   if (md_array_needs_resync (a->md) && resync_start (js, &why) == -1) {
     nbdkit_error ("raid: cannot start the resync: %s", why);
     return -1;

@@ -102,6 +102,12 @@ struct md_array {
    * dev_number and device UUID; 0: none.  Under lock.
    */
   uint64_t readd_serial[GEOMETRY_MAX_MEMBERS];
+  /* Role i's member was given at start-up but its superblock is stale:
+   * it is in its role, failed, for jobs_after_fork to re-add
+   * (md_array_stale_at_assembly).  Written only before the table is
+   * published.
+   */
+  bool stale_at_assembly[GEOMETRY_MAX_MEMBERS];
   _Atomic bool clean;           /* as the superblocks say; written under
                                    lock, read without it */
   bool written_clean;           /* what the last update wrote */
@@ -359,6 +365,25 @@ slot_of_role (const struct md_super *ref, int r)
   return UINT32_MAX;
 }
 
+/* Whether stale member s may keep its own role r, failed, to be re-added
+ * (as mdadm --re-add would take it): the newest superblock has its slot
+ * in role r or faulty, and no other slot in role r (a replacement took it
+ * since, so it is another disk's role now).
+ */
+static bool
+stale_keeps_role (const struct md_super *s, const struct md_super *ref)
+{
+  uint32_t holder;
+
+  if (s->role < 0 || s->role >= (int) ref->raid_disks)
+    return false;
+  if (ref->dev_roles[s->dev_number] != s->role &&
+      ref->dev_roles[s->dev_number] != MD_ROLE_FAULTY)
+    return false;
+  holder = slot_of_role (ref, s->role);
+  return holder == UINT32_MAX || holder == s->dev_number;
+}
+
 /* Put the members in role order (members_arrange), setting aside the
  * ones md would not use.  Nothing changes in the table unless it
  * succeeds: until then every member is the table's, for members_destroy
@@ -373,7 +398,8 @@ order_members (struct members *ms, const struct array_config *cfg,
   const char *names[GEOMETRY_MAX_MEMBERS] = { NULL };
   struct member *aside[GEOMETRY_MAX_MEMBERS];
   bool made[GEOMETRY_MAX_MEMBERS] = { false };  /* by member_missing */
-  int naside = 0;
+  int kept[GEOMETRY_MAX_MEMBERS];       /* stale, to keep their roles */
+  int naside = 0, nkept = 0;
 
   for (int i = 0; i < ms->n; i++) {
     const struct md_super *s = &sbs[i];
@@ -396,6 +422,11 @@ order_members (struct members *ms, const struct array_config *cfg,
       return -1;
     }
     role = ref->dev_roles[s->dev_number];
+    if ((stale (s, ref) || role == MD_ROLE_FAULTY) &&
+        stale_keeps_role (s, ref)) {
+      kept[nkept++] = i;        /* unless a fresh member claims the role */
+      continue;
+    }
     if (role >= ref->raid_disks || stale (s, ref)) {
       nbdkit_error ("member %s: %s; not used", cfg->disks[i],
                     stale (s, ref) ? "its superblock is stale "
@@ -432,6 +463,29 @@ order_members (struct members *ms, const struct array_config *cfg,
     names[role] = cfg->disks[i];
     md->dev_number[role] = s->dev_number;
     memcpy (md->device_uuid[role], s->device_uuid, 16);
+  }
+  for (int k = 0; k < nkept; k++) {
+    const struct md_super *s = &sbs[kept[k]];
+    struct member *m = members_at (ms, kept[k]);
+    char why[160];
+
+    if (ordered[s->role]) {
+      nbdkit_error ("member %s: out of date (it failed or was removed "
+                    "earlier), and member %s holds its role %d; not used",
+                    cfg->disks[kept[k]], names[s->role], s->role);
+      aside[naside++] = m;
+      continue;
+    }
+    snprintf (why, sizeof why, "out of date at assembly: %s (events %"
+              PRIu64 ", the array's %" PRIu64 ")",
+              stale (s, ref) ? "its superblock is stale"
+              : "the others marked it faulty", s->events, ref->events);
+    member_fail_because (m, why);
+    ordered[s->role] = m;
+    names[s->role] = cfg->disks[kept[k]];
+    md->dev_number[s->role] = s->dev_number;
+    memcpy (md->device_uuid[s->role], s->device_uuid, 16);
+    md->stale_at_assembly[s->role] = true;
   }
   for (int r = 0; r < ref->raid_disks; r++)
     if (ordered[r] == NULL) {
@@ -1403,6 +1457,12 @@ md_array_readd_check (struct md_array *md, int i, struct member *m,
   }
   free (sb);
   return r == 1 && why == NULL ? 0 : -1;
+}
+
+bool
+md_array_stale_at_assembly (const struct md_array *md, int i)
+{
+  return md && md->stale_at_assembly[i];
 }
 
 void

@@ -80,6 +80,10 @@ int md_array_readd_possible (const struct md_array *md, char *msg,
                              size_t len);
 int md_array_readd_check (struct md_array *md, int i, struct member *m,
                           uint64_t *whole_from, char *msg, size_t len);
+/* Whether role i's member was given at start-up with a stale
+ * superblock: it is in its role, failed, and may be re-added.
+ */
+bool md_array_stale_at_assembly (const struct md_array *md, int i);
 /* The member with this serial is about to take role i back: the update
  * that finds it keeps the role's dev_number and device UUID.
  */

@@ -42,10 +42,11 @@
  * re-add, jobs.c): both clearing passes, the lazy one and the last one at
  * md_bitmap_close, begin by asking members_healthy, and nothing else
  * clears a bit (a resync's rows only lose NEEDED).  At a clean shutdown
- * of a healthy array every bit is cleared.  cleared_at keeps md's own
- * count at the last clearing (the on-disk events_cleared is the bitmap's,
- * which may be one ahead), the floor a re-added member's superblock must
- * reach, as md's super_1_validate asks.
+ * of a healthy array every bit is cleared.  cleared_at, and the
+ * events_cleared written, are md's own count at the last clearing (as
+ * md's bitmap_end_write records it), not the bitmap's, which may be one
+ * ahead: the floor a re-added member's superblock must reach, as md's
+ * super_1_validate asks, and one that survives a restart.
  *
  * Events.  md accepts a bitmap whose event count equals the superblocks'
  * or is one more; fewer means stale, and a full resync.  md_array.c calls
@@ -399,9 +400,9 @@ md_bitmap_load (struct members *ms, const struct md_bitmap_place *place,
     return NULL;
   }
 
-  /* The bitmap's count is at most one ahead of md's, so bits cleared at
-   * a bitmap count past md's were cleared at md's count now; otherwise
-   * the clearing's md count is not known better than events_cleared.
+  /* events_cleared is md's count at the clearing (an older plugin wrote
+   * the bitmap's, at most one ahead, which only refuses more re-adds);
+   * never past md's count now, as md's own bitmap_update_sb keeps it.
    */
   bm->md_events = ref->events;
   bm->cleared_at = bs.events_cleared > ref->events ? ref->events
@@ -572,8 +573,7 @@ clearing_pass (struct md_bitmap *bm, bool idle)
       }
     }
   if (cleared) {
-    bm->sb.events_cleared = bm->sb.events;
-    bm->cleared_at = bm->md_events;
+    bm->sb.events_cleared = bm->cleared_at = bm->md_events;
     bm->page_gen[0] = ++bm->gen;
   }
   target = bm->gen;

@@ -247,15 +247,16 @@ def check_bits(what, paths, want):
 
 
 def check_clean(what, paths):
-    """After a clean shutdown: every bit clear, events_cleared = the
-    bitmap's events, which equal the superblocks' or are one ahead (md
-    counts back down when an array that was only marked active goes clean
-    again, and accepts a bitmap one ahead)."""
+    """After a clean shutdown: every bit clear, events_cleared = md's
+    count, the superblocks' events (as md's bitmap_end_write records it),
+    and the bitmap's events equal to it or one ahead (md counts back down
+    when an array that was only marked active goes clean again, and
+    accepts a bitmap one ahead)."""
     for d in check_bits(what + ", clean shutdown", paths, set()):
         bm, sb = d.bm or {"events": None, "events_cleared": None}, d.sb
         check(bm["events"] is not None and
               bm["events"] - sb["events"] in (0, 1) and
-              bm["events_cleared"] == bm["events"] and
+              bm["events_cleared"] == sb["events"] and
               sb["resync_offset"] == CLEAN,
               "%s, clean shutdown: %s: bitmap events %d, events_cleared %d, "
               "md events %d, resync_offset %d" % (

@@ -408,3 +408,5 @@ TSAN_TESTS += test-raid-ctl-readd-two.py
 EXTRA_DIST += test-raid-ctl-readd-two.py
 TESTS += test-raid-ctl-readd-was-rebuilding.py
 EXTRA_DIST += test-raid-ctl-readd-was-rebuilding.py
+TESTS += test-raid-readd-startup.py
+EXTRA_DIST += test-raid-readd-startup.py

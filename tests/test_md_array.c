@@ -400,13 +400,18 @@ START_TEST (test_assemble)
     ck_assert_int_eq (reassemble (&r, order, &a), 0);
     ck_assert_msg (strstr (last_error, "stale") != NULL, "said: %s",
                    last_error);
+    /* It keeps its role, failed, for jobs_after_fork to re-add. */
     ck_assert (member_failed (members_at (&a.ms, 3)));
-    ck_assert_str_eq (members_at (&a.ms, 3)->ops->kind, "missing");
+    ck_assert_str_ne (members_at (&a.ms, 3)->ops->kind, "missing");
+    ck_assert (md_array_stale_at_assembly (a.md, 3));
+    ck_assert (!md_array_stale_at_assembly (a.md, 2));
     ck_assert_int_eq (members_failed (&a.ms), 1);
     md_array_close (a.md);
     members_destroy (&a.ms);
 
-    /* A member the others recorded faulty is not used, even one behind. */
+    /* A member the others recorded faulty is not used, even one behind;
+     * it too keeps its role, failed, to be re-added.
+     */
     md_array_states_changed (r.md);
     memcpy (saved, mem_member_data (m3) + SB, SB);
     member_fail (m3, EIO);
@@ -414,9 +419,10 @@ START_TEST (test_assemble)
     memcpy (mem_member_data (m3) + SB, saved, SB);
     last_error[0] = '\0';
     ck_assert_int_eq (reassemble (&r, order, &a), 0);
-    ck_assert_msg (strstr (last_error, "marked faulty") != NULL, "said: %s",
+    ck_assert_msg (strstr (last_error, "marked it faulty") != NULL, "said: %s",
                    last_error);
     ck_assert (member_failed (members_at (&a.ms, 3)));
+    ck_assert (md_array_stale_at_assembly (a.md, 3));
     md_array_close (a.md);
     members_destroy (&a.ms);
   }
