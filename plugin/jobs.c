@@ -575,7 +575,11 @@ jobs_fail_member (struct jobs *js, int i, bool force, char **why)
     *why = msg;
     return -1;
   }
-  member_fail (members_at (ms, i), EIO);
+  if (!member_failed (members_at (ms, i))) {
+    snprintf (msg, sizeof msg, "failed by the operator ('fail %d')", i);
+    atomic_store (&members_at (ms, i)->failed_by_operator, true);
+    member_fail_because (members_at (ms, i), msg);
+  }
   md_array_states_changed (a->md);
   return 0;
 }

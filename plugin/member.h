@@ -143,6 +143,10 @@ struct member {
    * made it FAILED, before it sets fail_recorded (release).
    */
   _Atomic bool fail_recorded;
+  /* Failed by the operator's `fail N` (jobs.c), which readd=auto must
+   * not undo (readd_auto.c).  Set before the member is failed.
+   */
+  _Atomic bool failed_by_operator;
   char fail_reason[160];
   int64_t fail_time;            /* CLOCK_REALTIME, seconds */
   /* A re-added member (jobs.c): its rebuild rewrites only the rows the

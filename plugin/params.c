@@ -173,6 +173,16 @@ params_set (struct raid_params *p, const char *key, const char *value)
   }
   else if (strcmp (key, "parity") == 0)
     p->parity_impl = value;
+  else if (strcmp (key, "readd") == 0) {
+    if (strcmp (value, "auto") == 0)
+      p->readd_auto = true;
+    else if (strcmp (value, "manual") == 0)
+      p->readd_auto = false;
+    else {
+      nbdkit_error ("readd=%s: must be manual or auto", value);
+      return -1;
+    }
+  }
   else if (strcmp (key, "member-timeout") == 0) {
     char *end;
     double s = strtod (value, &end);

@@ -4,6 +4,8 @@
 #ifndef RAID_PARAMS_H
 #define RAID_PARAMS_H
 
+#include <stdbool.h>
+
 #include "array_config.h"
 
 struct raid_params {
@@ -11,6 +13,7 @@ struct raid_params {
   const char *parity_impl;      /* parity=, or NULL */
   char *control_path;           /* control=, absolute; or NULL */
   int member_timeout_ms;        /* member-timeout=, 0: the default */
+  bool readd_auto;              /* readd=auto */
 };
 
 /* The defaults (RAID-6, left-symmetric, 512K chunks, 64M cache). */
@@ -42,6 +45,8 @@ void params_free (struct raid_params *p);
   "                        replace, scrub).\n" \
   "rebuild-rate=SIZE       Cap on rebuild and resync bytes per second\n" \
   "                        (default: none).\n" \
+  "readd=manual|auto       auto: re-add a failed member that answers again\n" \
+  "                        and is the same disk (default manual).\n" \
   "metadata=md|none        md v1.2 superblocks (default), or none: raw mode,\n" \
   "                        the geometry is what the parameters say.\n" \
   "create=true             Write fresh md superblocks (force=true: overwrite).\n" \

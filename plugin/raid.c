@@ -13,9 +13,11 @@
  *   config_complete  control_listen (before anything is written), then
  *                    array_open, jobs_new
  *   after_fork       array_after_fork (md), jobs_after_fork (a rebuild
- *                    to resume, a resync), control_start (its threads)
- *   unload           control_stop, jobs_free (the job thread stops), then
- *                    array_close (flush, clean superblocks, members)
+ *                    to resume, a resync), control_start (its threads),
+ *                    readd_auto_start (readd=auto)
+ *   unload           readd_auto_stop, control_stop, jobs_free (the job
+ *                    thread stops), then array_close (flush, clean
+ *                    superblocks, members)
  */
 
 #include <config.h>
@@ -37,6 +39,7 @@
 #include "jobs.h"
 #include "nbdkit_cmdline.h"
 #include "parity.h"
+#include "readd_auto.h"
 
 static struct raid_params params;
 static struct array *array;
@@ -61,6 +64,7 @@ raid_load (void)
 static void
 raid_unload (void)
 {
+  readd_auto_stop ();
   control_stop ();
   jobs_free (jobs);
   array_close (array);
@@ -73,9 +77,11 @@ raid_unload (void)
 static int
 raid_after_fork (void)
 {
-  if (array_after_fork (array) == -1 || jobs_after_fork (jobs) == -1)
+  if (array_after_fork (array) == -1 || jobs_after_fork (jobs) == -1 ||
+      control_start (array, jobs) == -1)
     return -1;
-  return control_start (array, jobs);
+  return params.readd_auto && !params.array.readonly ?
+    readd_auto_start (array, jobs) : 0;
 }
 
 /* Each key=value; bare words are disk= (magic_config_key). */
@@ -116,6 +122,16 @@ raid_config_complete (void)
   if (params.control_path && control_listen (params.control_path) == -1)
     return -1;
   array = array_open (&params.array);
+  if (array && params.readd_auto) {
+    char why[256];
+
+    if (readd_auto_check (array, why, sizeof why) == -1) {
+      nbdkit_error ("readd=auto: %s (re-add needs an md array with a "
+                    "write-intent bitmap)", why);
+      array_close (array);
+      array = NULL;
+    }
+  }
   if (array)
     jobs = jobs_new (array, params.array.rebuild_rate);
   if (jobs == NULL) {
@@ -144,6 +160,7 @@ raid_dump_plugin (void)
   printf ("raid_control=yes\n");
   printf ("raid_metadata=md\n");
   printf ("raid_bitmap=internal\n");
+  printf ("raid_readd=manual,auto\n");
 }
 
 /* One array serves every connection.  nbdkit -r was read from the

@@ -29,7 +29,7 @@ LAYERS = [
     ["stripe_write", "stripe_scrub"],
     ["array"],
     ["jobs"],
-    ["control"],
+    ["control", "readd_auto"],
     ["raid"],
 ]
 RANK = {f: r for r, layer in enumerate(LAYERS) for f in layer}

@@ -77,6 +77,13 @@ class Case:
     def disk_bits(self, i):
         return mdsb.read_bitmap(self.paths[i])["bits"]
 
+    def rows_of_bits(self, bits):
+        """The rows under any of these bits (what a re-add writes)."""
+        c, b = self.chunk, self.bchunk
+        return {s for s in range(self.rows)
+                if any(x in bits
+                       for x in range(s * c // b, ((s + 1) * c - 1) // b + 1))}
+
     def write(self, ops):
         """Apply the ops; the rows they touch."""
         wl.apply_ops(self.arr.h, self.t.rng, self.shadow, ops)

@@ -33,14 +33,16 @@ case ",$impls," in
     *) echo "$0: the scalar reference 'generic' is not listed: $impls" >&2
        exit 1 ;;
 esac
-if ! grep -qx 'raid_bitmap=internal' "$tmpdir/dump"; then
-    echo "$0: --dump-plugin does not say raid_bitmap=internal" >&2
-    exit 1
-fi
+for kv in raid_bitmap=internal raid_readd=manual,auto; do
+    if ! grep -qx "$kv" "$tmpdir/dump"; then
+        echo "$0: --dump-plugin does not say $kv" >&2
+        exit 1
+    fi
+done
 echo "parity: $impl of $impls; io_uring: $uring"
 
 nbdkit "$RAID_PLUGIN" --help > "$tmpdir/help"
-for p in level= disk= chunk= layout= data-offset= cache= direct= parity=; do
+for p in level= disk= chunk= layout= data-offset= cache= direct= parity= readd=; do
     if ! grep -q -- "^$p" "$tmpdir/help"; then
         echo "$0: --help does not document $p" >&2
         cat "$tmpdir/help" >&2

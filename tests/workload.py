@@ -236,11 +236,12 @@ def random_ops(arr, rng, shadow, nops, what, h=None, reads=True, trace=None):
 
 # Clients that keep the array busy.
 
-def deal_pieces(rng, size, chunk, row, nclients):
-    """Cut the array into pieces of 1 byte to 2 rows and deal them round
-    robin: the clients share every stripe but never a byte, so each
-    client's shadow bytes are its own and must read back exact."""
-    pieces, off = [], 0
+def deal_pieces(rng, size, chunk, row, nclients, start=0):
+    """Cut the array (from byte start) into pieces of 1 byte to 2 rows
+    and deal them round robin: the clients share every stripe but never a
+    byte, so each client's shadow bytes are its own and must read back
+    exact."""
+    pieces, off = [], start
     while off < size:
         k = rng.random()
         pn = (rng.randint(1, 600) if k < 0.3 else
@@ -316,12 +317,14 @@ class Client(threading.Thread):
 class Load:
     """with Load(arr, shadow, n, seed) as load: ... ; load.total() counts
     completed requests; leaving the block stops and checks the clients:
-    any exception or failed request is an AssertionError."""
+    any exception or failed request is an AssertionError.  region=(start,
+    end) keeps the clients within those bytes of the array."""
 
-    def __init__(self, arr, shadow, nclients, seed, what):
+    def __init__(self, arr, shadow, nclients, seed, what, region=None):
         self.what = what
         rng = random.Random(seed)
-        deal = deal_pieces(rng, len(shadow), arr.chunk, arr.row, nclients)
+        start, end = region or (0, len(shadow))
+        deal = deal_pieces(rng, end, arr.chunk, arr.row, nclients, start)
         self.stop = threading.Event()
         self.clients = [Client(arr, i, deal[i], shadow, self.stop,
                                seed * 1000 + i) for i in range(nclients)]
