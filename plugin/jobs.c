@@ -875,7 +875,8 @@ readd_stale_members (struct jobs *js)
     if (!md_array_stale_at_assembly (a->md, i))
       continue;
     if (jobs_readd_member (js, i, &why) == 0)
-      nbdkit_debug ("raid: member %d (%s) was out of date: re-added", i,
+      nbdkit_error ("raid: member %d (%s) was out of date: re-adding it "
+                    "from the write-intent bitmap", i,
                     members_at (&a->ms, i)->name);
     else
       nbdkit_error ("raid: member %d (%s) is out of date and cannot be "

@@ -470,9 +470,11 @@ order_members (struct members *ms, const struct array_config *cfg,
     char why[160];
 
     if (ordered[s->role]) {
-      nbdkit_error ("member %s: out of date (it failed or was removed "
-                    "earlier), and member %s holds its role %d; not used",
-                    cfg->disks[kept[k]], names[s->role], s->role);
+      nbdkit_error ("member %s: %s (it failed or was removed earlier), "
+                    "and member %s holds its role %d; not used",
+                    cfg->disks[kept[k]], stale (s, ref) ?
+                    "its superblock is stale" : "marked faulty",
+                    names[s->role], s->role);
       aside[naside++] = m;
       continue;
     }

@@ -159,15 +159,20 @@ class Run:
             params.append("create=true")
             if self.bitmap:
                 params += ["bitmap-chunk=16K", "bitmap-delay=1"]
-        ms = []
+        ms, readd = [], []
         for i, m in enumerate(self.members):
             if self.model[i] != "failed":
                 ms.append(m)
             elif self.md and (not m.remote or m.alive()) and \
                     not os.path.exists(getattr(m, "read_trigger", "")):
                 # md superblocks: the plugin must see that this member's
-                # superblock is stale and leave it out by itself.
+                # superblock is stale and leave it out by itself, or, with
+                # a bitmap (which is not cleared while a member is out, so
+                # it covers what this one missed), re-add it as mdadm
+                # --re-add would.
                 ms.append(m)
+                if self.bitmap and self.starts:
+                    readd.append(i)
             else:
                 ms.append(faults.MissingMember())
         if self.md and self.starts:
@@ -184,6 +189,9 @@ class Run:
         # need only the count.  Roles are self.members.)
         self.starts += 1
         self.ctl = faults.Control(self.sock)
+        for i in readd:
+            self.model[i] = "rebuilding"
+            self.counts["readd-at-start"] += 1
 
     def status(self):
         """Status, folded into the model and checked against it."""

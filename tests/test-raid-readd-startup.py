@@ -36,7 +36,7 @@ with faults.Test(filters=["error"], timeout=240) as t:
     mm = st["members"][readd.REMOTE]
     assert mm["state"] == "in_sync" and mm["resynced"] == owed, \
         "(a) the stale member after the restart: %s (owed %d)" % (mm, owed)
-    c.arr.expect_log("was out of date: re-added", "(a)")
+    c.arr.expect_log("was out of date: re-adding it", "(a)")
     faults.log("  (a) re-added at start-up: %d bytes" % mm["resynced"])
     c.check_end("(a) re-added at start-up")
 
