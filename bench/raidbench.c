@@ -19,11 +19,20 @@
  *                    scratch and a compare with the stored ones.  Timed
  *                    at 8 and 24 disks by default; set beside
  *                    gen_syndrome d, it shows what the compare costs.
+ *   recov_2data d    two data disks rebuilt from the others and P and Q
+ *   recov_datap d    a data disk and P rebuilt from the others and Q
+ *                    (degraded reads and rebuilds of RAID-6).  The lost
+ *                    disks rotate over the data disks from call to call,
+ *                    as rmw's k does; timed at 8 and 24 disks by default.
  *
  * Each is timed for every implementation libparity can run here (or those
  * named by --impl), for ISA-L's xor_gen and pq_gen when it was found at
- * configure time, and, for rmw, for avx2x4 with non-temporal stores of P
- * and Q (rmw_nt.c), which is what md used until 2026.
+ * configure time (and pq_gen_avx2_gfni and pq_gen_avx512_gfni, ISA-L
+ * 2.32's GFNI kernels, when that ISA-L has them and the CPU has GFNI:
+ * ./configure --with-isal=PREFIX links an ISA-L built from source), and,
+ * for rmw, for avx2x4 with non-temporal stores of P and Q (rmw_nt.c),
+ * which is what md used until 2026.  ISA-L has no rmw or recovery
+ * function, so those groups have no ISA-L rows.
  *
  * Why not trust the kernel's own boot benchmark.  lib/raid6/algos.c times
  * gen_syndrome alone, for one geometry (8 disks of one page), with the data
@@ -79,11 +88,15 @@
  *                    ISA-L: pq_gen (d, size, ...) on the same pointers.
  *   rmw d:           size, the bytes of the write; ns/call is ns per write.
  *   check d:         d x size: data, P and Q are all read.
+ *   recov_* d:       (d - 2) x size, the stripe's data, as gen_syndrome.
  * Ratio columns are speed-ups from median times (above 1 = faster than
  * the reference): "x isa-l" against ISA-L's own dispatch (AVX-512 where
  * the CPU has it), "x i-avx2" against ISA-L's AVX2 kernels, "x generic"
- * against libparity's generic; for rmw, "t/NT" is the time of the row
- * over the time of avx2x4 with non-temporal stores (below 1 = faster).
+ * against libparity's generic; "x ref" against the row --ref names (any
+ * row of the group: an implementation such as avx512x4, or isa-l-avx2-gfni),
+ * so that one run gives the ratio of any two rows; for rmw, "t/NT" is the
+ * time of the row over the time of avx2x4 with non-temporal stores (below
+ * 1 = faster).
  *
  * ISA-L's kernels leave the upper halves of the vector registers dirty (no
  * vzeroupper), which slows the legacy-SSE code that runs after them; a
@@ -114,6 +127,19 @@
 #ifdef HAVE_ISAL
 #include <isa-l.h>
 #include <isa-l/raid.h>
+/* ISA-L 2.32 marks the per-ISA entry points deprecated in favour of its
+ * dispatching pq_gen and xor_gen; a benchmark needs exactly those.
+ */
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+/* ISA-L 2.32 exports its GFNI kernels but its headers do not declare them;
+ * configure found them by linking.  Same contract as pq_gen.
+ */
+#ifdef HAVE_PQ_GEN_AVX2_GFNI
+int pq_gen_avx2_gfni (int vects, int len, void **array);
+#endif
+#ifdef HAVE_PQ_GEN_AVX512_GFNI
+int pq_gen_avx512_gfni (int vects, int len, void **array);
+#endif
 #endif
 
 #include "parity.h"
@@ -126,9 +152,9 @@
 #define MAX_LIST 64
 #define MAX_CONTENDERS 24
 
-enum op { OP_XOR, OP_GEN, OP_RMW, OP_CHECK, NR_OPS };
+enum op { OP_XOR, OP_GEN, OP_RMW, OP_CHECK, OP_RECOV2, OP_RECOVP, NR_OPS };
 static const char *const op_names[NR_OPS] = {
-  "xor_gen", "gen_syndrome", "rmw", "check",
+  "xor_gen", "gen_syndrome", "rmw", "check", "recov_2data", "recov_datap",
 };
 
 enum mode { MODE_CACHE, MODE_DRAM };
@@ -143,6 +169,8 @@ enum kind {
   K_PARITY,                     /* a libparity implementation */
   K_ISAL,                       /* ISA-L's multibinary xor_gen / pq_gen */
   K_ISAL_AVX2,                  /* ISA-L's xor_gen_avx / pq_gen_avx2 */
+  K_ISAL_AVX2_GFNI,             /* ISA-L 2.32's pq_gen_avx2_gfni */
+  K_ISAL_AVX512_GFNI,           /* ISA-L 2.32's pq_gen_avx512_gfni */
   K_NT,                         /* avx2x4 with non-temporal P/Q stores */
 };
 
@@ -166,7 +194,7 @@ static struct {
   const char *impls[MAX_CONTENDERS];
   unsigned int nr_impls;
   bool ops[NR_OPS];
-  struct list sources, disks, rmw_disks, check_disks, sizes;
+  struct list sources, disks, rmw_disks, check_disks, recov_disks, sizes;
   bool mode[2];
   bool layout_set;              /* --layout or --displace given */
   bool layout[2];
@@ -177,6 +205,7 @@ static struct {
   enum format format;
   int cpu;
   bool wall;                    /* time by the wall clock, not CPU time */
+  const char *ref;              /* --ref: the row of the "x ref" column */
 } opt;
 
 /* One group: the buffers of one operation at one geometry, size, mode and
@@ -193,7 +222,7 @@ struct group {
   size_t stripe_bytes;
   uint8_t *base;
   size_t nstripes, step, cursor;
-  unsigned int rmw_disk;        /* next data disk for rmw */
+  unsigned int rmw_disk;        /* next data disk for rmw and recov */
   uint8_t *scratch;             /* check: 2 x size, the same for every call */
   struct contender *c[MAX_CONTENDERS];
   unsigned int nc;
@@ -204,7 +233,7 @@ static unsigned int nr_contenders;
 static const char *dispatched;
 static double first_use_us;     /* libparity's first call: choice + self-test */
 static uint8_t *dram_pool;
-static bool have_avx, have_avx2;
+static bool have_avx, have_avx2, have_gfni;
 
 static void __attribute__ ((noreturn, format (printf, 1, 2)))
 die (const char *fmt, ...)
@@ -234,7 +263,8 @@ data_bytes (const struct group *g)
 {
   switch (g->op) {
   case OP_XOR: return (double) (g->n + 1) * g->size;
-  case OP_GEN: return (double) (g->n - 2) * g->size;
+  case OP_GEN: case OP_RECOV2: case OP_RECOVP:
+    return (double) (g->n - 2) * g->size;
   case OP_CHECK: return (double) g->n * g->size;
   default: return g->size;
   }
@@ -275,13 +305,50 @@ next_ptrs (struct group *g, void **ptrs)
  * measured here up to twice as slow, which would charge ISA-L's habit to
  * whichever row follows it.  Clean up after every ISA-L batch.
  */
+static bool
+is_isal (const struct contender *c)
+{
+  return c->kind == K_ISAL || c->kind == K_ISAL_AVX2
+    || c->kind == K_ISAL_AVX2_GFNI || c->kind == K_ISAL_AVX512_GFNI;
+}
+
 static void
 after_isal (const struct contender *c)
 {
 #if defined(HAVE_ISAL) && defined(__x86_64__)
-  if ((c->kind == K_ISAL || c->kind == K_ISAL_AVX2) && have_avx)
+  if (is_isal (c) && have_avx)
     __asm__ volatile ("vzeroupper");
 #endif
+}
+
+#ifdef HAVE_ISAL
+/* The ISA-L pq_gen of a row. */
+static int (*isal_pq_gen (enum kind kind)) (int, int, void **)
+{
+  switch (kind) {
+  case K_ISAL: return pq_gen;
+  case K_ISAL_AVX2: return pq_gen_avx2;
+#ifdef HAVE_PQ_GEN_AVX2_GFNI
+  case K_ISAL_AVX2_GFNI: return pq_gen_avx2_gfni;
+#endif
+#ifdef HAVE_PQ_GEN_AVX512_GFNI
+  case K_ISAL_AVX512_GFNI: return pq_gen_avx512_gfni;
+#endif
+  default: abort ();
+  }
+}
+#endif
+
+/* The disks a recovery loses on the call whose rotation counter is k:
+ * a data disk and, for recov_2data, the one half a stripe further on.
+ */
+static void
+recov_disks (const struct group *g, unsigned int k, int *a, int *b)
+{
+  int data = g->n - 2, x = k, y = (k + data / 2) % data;
+
+  *a = x < y ? x : y;
+  *b = x < y ? y : x;
 }
 
 static void
@@ -308,12 +375,23 @@ run_calls (struct group *g, const struct contender *c, uint64_t iters)
       if (c->kind == K_PARITY)
         parity_gen_syndrome (n, size, ptrs);
 #ifdef HAVE_ISAL
-      else if (c->kind == K_ISAL)
-        pq_gen (n, size, ptrs);
-      else if (c->kind == K_ISAL_AVX2)
-        pq_gen_avx2 (n, size, ptrs);
+      else
+        isal_pq_gen (c->kind) (n, size, ptrs);
 #endif
       break;
+    case OP_RECOV2:
+    case OP_RECOVP: {
+      int a, b;
+
+      recov_disks (g, g->rmw_disk, &a, &b);
+      if (++g->rmw_disk == (unsigned int) n - 2)
+        g->rmw_disk = 0;
+      if (g->op == OP_RECOV2)
+        parity_recov_2data (n, size, a, b, ptrs);
+      else
+        parity_recov_datap (n, size, a, ptrs);
+      break;
+    }
     case OP_CHECK: {
       struct parity_check_result res;
 
@@ -404,14 +482,38 @@ verify_group (struct group *g)
         if (c->kind == K_PARITY)
           parity_gen_syndrome (g->n, g->size, ptrs);
 #ifdef HAVE_ISAL
-        else if (c->kind == K_ISAL && pq_gen (g->n, g->size, ptrs))
-          die ("ISA-L pq_gen failed");
-        else if (c->kind == K_ISAL_AVX2 && pq_gen_avx2 (g->n, g->size, ptrs))
-          die ("ISA-L pq_gen_avx2 failed");
+        else if (isal_pq_gen (c->kind) (g->n, g->size, ptrs))
+          die ("ISA-L %s failed", c->name);
 #endif
         out0 = ptrs[g->n - 2];
         out1 = ptrs[g->n - 1];
         break;
+      case OP_RECOV2:
+      case OP_RECOVP: {
+        /* The stripe is consistent (run_group): poison what is lost, so
+         * that a kernel that writes nothing cannot pass.
+         */
+        int a, b;
+
+        recov_disks (g, 1, &a, &b);
+        memset (ptrs[a], 0xa5, g->size);
+        if (g->op == OP_RECOV2) {
+          memset (ptrs[b], 0x5a, g->size);
+          parity_recov_2data (g->n, g->size, a, b, ptrs);
+          out1 = ptrs[b];
+        }
+        else {
+          memset (ptrs[g->n - 2], 0x5a, g->size);
+          parity_recov_datap (g->n, g->size, a, ptrs);
+          out1 = ptrs[g->n - 2];
+        }
+        out0 = ptrs[a];
+        if (memcmp (out0, saved + ((uint8_t *) out0 - g->base), g->size)
+            || memcmp (out1, saved + ((uint8_t *) out1 - g->base), g->size))
+          die ("%s %d, %zu bytes: %s does not rebuild the lost disks",
+               op_names[g->op], g->n, g->size, c->name);
+        break;
+      }
       case OP_CHECK: {
         struct parity_check_result res;
 
@@ -524,6 +626,15 @@ find_kind (const struct group *g, enum kind kind, bool generic)
   return NULL;
 }
 
+static const struct contender *
+find_name (const struct group *g, const char *name)
+{
+  for (unsigned int j = 0; name && j < g->nc; j++)
+    if (strcmp (g->c[j]->name, name) == 0)
+      return g->c[j];
+  return NULL;
+}
+
 /* ref_time / time, or 0 when there is no reference. */
 static double
 speedup (const struct contender *ref, const struct contender *c)
@@ -566,12 +677,13 @@ static void
 print_header (void)
 {
   if (opt.format == FMT_TEXT)
-    printf ("%-12s %3s %7s %-5s %-9s %-10s %9s %9s %7s %7s %8s %8s %8s"
-            " %6s\n", "op", "n", "size", "mode", "layout", "impl", "med ns",
-            "min ns", "GB/s", "best", "x isa-l", "x i-avx2", "x generic", "t/NT");
+    printf ("%-12s %3s %7s %-5s %-9s %-17s %9s %9s %7s %7s %8s %8s %8s"
+            " %8s %6s\n", "op", "n", "size", "mode", "layout", "impl", "med ns",
+            "min ns", "GB/s", "best", "x isa-l", "x i-avx2", "x generic",
+            "x ref", "t/NT");
   else if (opt.format == FMT_CSV)
     printf ("op,n,size,mode,layout,impl,median_ns,min_ns,gbps,gbps_best,"
-            "x_isal,x_isal_avx2,x_generic,t_over_nt\n");
+            "x_isal,x_isal_avx2,x_generic,x_ref,t_over_nt\n");
 }
 
 static void
@@ -581,23 +693,25 @@ print_group (const struct group *g)
   const struct contender *isal2 = find_kind (g, K_ISAL_AVX2, false);
   const struct contender *gen = find_kind (g, K_PARITY, true);
   const struct contender *nt = find_kind (g, K_NT, false);
+  const struct contender *ref = find_name (g, opt.ref);
   double bytes = data_bytes (g);
 
   for (unsigned int j = 0; j < g->nc; j++) {
     const struct contender *c = g->c[j];
     double xi = speedup (isal, c), xi2 = speedup (isal2, c);
-    double xg = speedup (gen, c);
+    double xg = speedup (gen, c), xr = speedup (ref, c);
     double tnt = nt && g->op == OP_RMW ? c->med / nt->med : 0;
 
     switch (opt.format) {
     case FMT_TEXT:
-      printf ("%-12s %3d %7zu %-5s %-9s %-10s %9.1f %9.1f %7.2f %7.2f",
+      printf ("%-12s %3d %7zu %-5s %-9s %-17s %9.1f %9.1f %7.2f %7.2f",
               op_names[g->op], g->n, g->size, mode_names[g->mode],
               layout_names[g->layout], c->name, c->med, c->min,
               bytes / c->med, bytes / c->min);
       print_ratio (c != isal ? xi : 0);
       print_ratio (c != isal2 ? xi2 : 0);
       print_ratio (c != gen ? xg : 0);
+      print_ratio (c != ref ? xr : 0);
       if (tnt > 0)
         printf (" %6.3f", tnt);
       printf ("\n");
@@ -610,6 +724,8 @@ print_group (const struct group *g)
       printf (",");
       if (isal2) printf ("%.3f", xi2);
       printf (",%.3f,", xg);
+      if (ref) printf ("%.3f", xr);
+      printf (",");
       if (tnt > 0) printf ("%.4f", tnt);
       printf ("\n");
       break;
@@ -624,7 +740,9 @@ print_group (const struct group *g)
       if (isal) printf ("%.3f", xi); else printf ("null");
       printf (", \"x_isal_avx2\": ");
       if (isal2) printf ("%.3f", xi2); else printf ("null");
-      printf (", \"x_generic\": %.3f, \"t_over_nt\": ", xg);
+      printf (", \"x_generic\": %.3f, \"x_ref\": ", xg);
+      if (ref) printf ("%.3f", xr); else printf ("null");
+      printf (", \"t_over_nt\": ");
       if (tnt > 0) printf ("%.4f}", tnt); else printf ("null}");
       first_json_row = false;
       break;
@@ -634,26 +752,50 @@ print_group (const struct group *g)
     printf ("\n");
   fflush (stdout);
 
-  /* The issue's targets, for the dispatched implementation. */
+  /* The issues' targets, for the dispatched implementation: at least
+   * ISA-L's speed (1.1 x where the CPU has GFNI and the ISA-L has GFNI
+   * kernels: issue 15), and rmw with normal stores well ahead of
+   * non-temporal ones.  GFNI's further targets (issue 15) are against
+   * avx512x4 and ISA-L's pq_gen_avx2_gfni, when those rows are timed.
+   */
+  const struct contender *x4 = find_name (g, "avx512x4");
+  const struct contender *ig2 = find_kind (g, K_ISAL_AVX2_GFNI, false);
+  bool isal_gfni = find_kind (g, K_ISAL_AVX512_GFNI, false) || ig2;
+
   for (unsigned int j = 0; j < g->nc; j++) {
     const struct contender *c = g->c[j];
+    bool disp = c->kind == K_PARITY && strcmp (c->name, dispatched) == 0;
     char what[96];
 
-    if (c->kind != K_PARITY || strcmp (c->name, dispatched) != 0
-        || g->mode != MODE_CACHE || g->size != 4096)
+    if (c->kind != K_PARITY || g->size != 4096)
       continue;
-    if (g->op == OP_GEN && isal && g->n >= 4 && g->n <= 24
+    if (disp && g->op == OP_GEN && isal && g->n >= 4 && g->n <= 24
         && g->layout == LAYOUT_ALIGNED) {
-      snprintf (what, sizeof what, "gen_syndrome %2d disks vs ISA-L pq_gen",
-                g->n);
-      add_target (what, speedup (isal, c), 1.0, true);
-      if (isal2) {
+      snprintf (what, sizeof what, "gen_syndrome %2d disks %s vs ISA-L pq_gen",
+                g->n, mode_names[g->mode]);
+      add_target (what, speedup (isal, c),
+                  isal_gfni && g->mode == MODE_CACHE ? 1.1 : 1.0, true);
+      if (isal2 && g->mode == MODE_CACHE) {
         snprintf (what, sizeof what,
                   "gen_syndrome %2d disks vs ISA-L pq_gen_avx2", g->n);
         add_target (what, speedup (isal2, c), 1.0, true);
       }
     }
-    if (g->op == OP_XOR && isal && g->n <= 4
+    if (g->op == OP_GEN && ig2 && g->mode == MODE_CACHE
+        && g->layout == LAYOUT_ALIGNED && strncmp (c->name, "avx2gfni", 8) == 0) {
+      snprintf (what, sizeof what,
+                "gen_syndrome %2d disks %s vs ISA-L pq_gen_avx2_gfni", g->n,
+                c->name);
+      add_target (what, speedup (ig2, c), 1.1, true);
+    }
+    if (disp && x4 && c != x4 && g->mode == MODE_CACHE
+        && g->layout == LAYOUT_ALIGNED
+        && (g->op == OP_RMW || g->op == OP_RECOV2 || g->op == OP_RECOVP)) {
+      snprintf (what, sizeof what, "%s %d disks vs avx512x4",
+                op_names[g->op], g->n);
+      add_target (what, speedup (x4, c), g->op == OP_RMW ? 1.3 : 2.0, true);
+    }
+    if (disp && g->op == OP_XOR && isal && g->n <= 4 && g->mode == MODE_CACHE
         && g->layout == LAYOUT_ALIGNED) {
       snprintf (what, sizeof what, "xor_gen %d source%s vs ISA-L xor_gen",
                 g->n, g->n > 1 ? "s" : " ");
@@ -686,14 +828,14 @@ print_targets (void)
   if (nr_targets == 0)
     return;
   if (opt.format == FMT_TEXT) {
-    printf ("Targets (dispatched %s, 4 KiB per disk, cache; ratios of medians):\n",
-            dispatched);
+    printf ("Targets (dispatched %s, 4 KiB per disk, cache unless named; "
+            "ratios of medians):\n", dispatched);
     for (unsigned int i = 0; i < nr_targets; i++) {
       const struct target *t = &targets[i];
       bool ok = t->higher_is_better ? t->value >= t->limit
         : t->value <= t->limit;
 
-      printf ("  %-48s %6.2f  (%s %.2f)  %s\n", t->what, t->value,
+      printf ("  %-58s %6.2f  (%s %.2f)  %s\n", t->what, t->value,
               t->higher_is_better ? ">=" : "<=", t->limit,
               ok ? "met" : "MISSED");
     }
@@ -761,7 +903,7 @@ static void
 print_preamble (void)
 {
   char cpu[256], impls[512] = "";
-  char isal[128] = "not built (configure found no libisal)";
+  char isal[256] = "not built (configure found no libisal)";
   int family, model;
   bool avx512 = __builtin_cpu_supports ("avx512bw");
 
@@ -770,9 +912,20 @@ print_preamble (void)
     snprintf (impls + strlen (impls), sizeof impls - strlen (impls), "%s%s",
               p == parity_impls () ? "" : " ", *p);
 #ifdef HAVE_ISAL
-  snprintf (isal, sizeof isal, "%d.%d.%d: isa-l = xor_gen/pq_gen (its own "
-            "dispatch), isa-l-avx2 = xor_gen_avx/pq_gen_avx2",
-            ISAL_MAJOR_VERSION, ISAL_MINOR_VERSION, ISAL_PATCH_VERSION);
+  {
+    const char *gfni2 = "", *gfni512 = "";
+
+#ifdef HAVE_PQ_GEN_AVX2_GFNI
+    gfni2 = ",\n            isa-l-avx2-gfni = pq_gen_avx2_gfni";
+#endif
+#ifdef HAVE_PQ_GEN_AVX512_GFNI
+    gfni512 = ", isa-l-avx512-gfni = pq_gen_avx512_gfni";
+#endif
+    snprintf (isal, sizeof isal, "%d.%d.%d: isa-l = xor_gen/pq_gen (its own "
+              "dispatch), isa-l-avx2 = xor_gen_avx/pq_gen_avx2%s%s",
+              ISAL_MAJOR_VERSION, ISAL_MINOR_VERSION, ISAL_PATCH_VERSION,
+              gfni2, gfni512);
+  }
   if (!opt.isal)
     snprintf (isal, sizeof isal, "not timed (--no-isal)");
 #endif
@@ -784,8 +937,9 @@ print_preamble (void)
     printf (" against ISA-L");
 #endif
     printf ("\ncpu:        %s (family %d, model %d), AVX2 %s, AVX-512BW %s, "
-            "%ld online CPUs\n", cpu, family, model, have_avx2 ? "yes" : "no",
-            avx512 ? "yes" : "no", sysconf (_SC_NPROCESSORS_ONLN));
+            "GFNI %s, %ld online CPUs\n", cpu, family, model,
+            have_avx2 ? "yes" : "no", avx512 ? "yes" : "no",
+            have_gfni ? "yes" : "no", sysconf (_SC_NPROCESSORS_ONLN));
     printf ("dispatcher: %s   (runnable: %s)\n", dispatched, impls);
     printf ("first use:  %.0f us (CPU features, choice, %s's self-test)\n",
             first_use_us, dispatched);
@@ -806,6 +960,8 @@ print_preamble (void)
             "isa-l-avx2, generic (>1 faster);\n"
             "            t/NT = time over avx2x4 with non-temporal stores (<1 "
             "faster)\n");
+    if (opt.ref)
+      printf ("            x ref = speed-up over %s\n", opt.ref);
     printf ("modes:      cache = same buffers every call; dram = %zu MiB "
             "pool walked so each call is cold\n", opt.dram_size >> 20);
     printf ("layouts:    aligned = same page offset; displaced = buffer i "
@@ -813,11 +969,13 @@ print_preamble (void)
     break;
   case FMT_CSV:
     printf ("# cpu: %s (family %d, model %d)\n# dispatcher: %s\n# isa-l: %s\n"
+            "# ref: %s\n"
             "# GB/s = 1e9 bytes/s of data read as input; xor_gen n = (n+1) x "
             "size, gen_syndrome d = (d-2) x size, rmw = size, check d = d x "
             "size\n"
             "# reps: %u of >= %.0f ms of %s; dram pool %zu MiB\n", cpu,
-            family, model, dispatched, isal, opt.reps, opt.rep_ns / 1e6,
+            family, model, dispatched, isal, opt.ref ? opt.ref : "none",
+            opt.reps, opt.rep_ns / 1e6,
             opt.wall ? "wall-clock time" : "thread CPU time",
             opt.dram_size >> 20);
     break;
@@ -850,7 +1008,7 @@ run_group (enum op op, int n, size_t size, enum mode mode, enum layout layout)
   };
   uint8_t *cache_buf = NULL;
 
-  g.nbuf = op == OP_XOR ? n + 2 : op == OP_GEN || op == OP_CHECK ? n : n + 1;
+  g.nbuf = op == OP_XOR ? n + 2 : op == OP_RMW ? n + 1 : n;
   g.stride = (size + PAGE - 1) / PAGE * PAGE + PAGE;
   g.stripe_bytes = g.nbuf * g.stride;
   if (mode == MODE_CACHE) {
@@ -880,8 +1038,10 @@ run_group (enum op op, int n, size_t size, enum mode mode, enum layout layout)
     }
   }
 
-  if (op == OP_CHECK) {
-    /* What a scrub of a healthy array sees: every stripe consistent. */
+  if (op == OP_CHECK || op == OP_RECOV2 || op == OP_RECOVP) {
+    /* What a scrub of a healthy array sees, and what a recovery needs:
+     * every stripe consistent.
+     */
     void *ptrs[MAX_DISKS];
 
     g.scratch = aligned_alloc (LINE, 2 * size);
@@ -896,8 +1056,10 @@ run_group (enum op op, int n, size_t size, enum mode mode, enum layout layout)
   for (unsigned int i = 0; i < nr_contenders; i++) {
     struct contender *c = &contenders[i];
 
-    if ((c->kind == K_ISAL || c->kind == K_ISAL_AVX2)
-        && (op == OP_RMW || op == OP_CHECK))
+    if (is_isal (c) && op != OP_XOR && op != OP_GEN)
+      continue;
+    if ((c->kind == K_ISAL_AVX2_GFNI || c->kind == K_ISAL_AVX512_GFNI)
+        && op == OP_XOR)
       continue;
     if (c->kind == K_NT && op != OP_RMW)
       continue;
@@ -925,12 +1087,14 @@ usage (FILE *fp)
 "  --impl LIST        implementations or families to time, or 'preferred'\n"
 "                     for each family's preferred one (default: all of\n"
 "                     parity_impls()); generic is always timed as reference\n"
-"  --ops LIST         xor,gen,rmw,check (default: all four)\n"
+"  --ops LIST         xor,gen,rmw,check,recov (recov = recov_2data and\n"
+"                     recov_datap; recov2, recovp for one; default: all)\n"
 "  --sources LIST     xor_gen source counts, 1..128 (default 1,2,3,4,8,16)\n"
 "  --disks LIST       gen_syndrome disk counts incl. P and Q, 4..96\n"
 "                     (default 4,6,8,12,16,24)\n"
 "  --rmw-disks LIST   rmw disk counts, 4..96 (default 8,24)\n"
 "  --check-disks LIST check disk counts, 4..96 (default 8,24)\n"
+"  --recov-disks LIST recovery disk counts, 4..96 (default 8,24)\n"
 "  --size LIST        bytes per disk, multiple of 64, K/M suffix (default 4K)\n"
 "  --mode MODE        cache, dram or both (default both)\n"
 "  --layout LAYOUT    aligned, displaced or both (default: aligned, and\n"
@@ -940,6 +1104,8 @@ usage (FILE *fp)
 "  --time MS          minimum length of one repetition (default 20)\n"
 "  --dram-size SIZE   working set of dram mode, M/G suffix (default 512M)\n"
 "  --no-isal          do not time ISA-L\n"
+"  --ref NAME         add an \"x ref\" column, the speed-up over row NAME\n"
+"                     (avx512x4, isa-l-avx2-gfni, ...) in every group it is in\n"
 "  --cpu N            pin to CPU N\n"
 "  --wall             time by the wall clock (default: thread CPU time)\n"
 "  --csv, --json      machine-readable output\n"
@@ -947,7 +1113,7 @@ usage (FILE *fp)
 "\n"
 "GB/s = 1e9 bytes per second of data read as input: xor_gen n counts\n"
 "(n+1) x size, gen_syndrome d counts (d-2) x size, rmw counts the write,\n"
-"check d counts d x size.\n"
+"check d counts d x size, recov_* d (d-2) x size.\n"
 "See raidbench(1).\n");
 }
 
@@ -1051,7 +1217,7 @@ parse_args (int argc, char **argv)
   enum { O_IMPL = 256, O_OPS, O_SOURCES, O_DISKS, O_RMW_DISKS,
          O_CHECK_DISKS, O_SIZE,
          O_MODE, O_LAYOUT, O_DISPLACE, O_REPS, O_TIME, O_DRAM, O_NO_ISAL,
-         O_CPU, O_CSV, O_JSON, O_HELP, O_WALL };
+         O_CPU, O_CSV, O_JSON, O_HELP, O_WALL, O_RECOV_DISKS, O_REF };
   static const struct option longopts[] = {
     { "impl", required_argument, NULL, O_IMPL },
     { "ops", required_argument, NULL, O_OPS },
@@ -1072,17 +1238,21 @@ parse_args (int argc, char **argv)
     { "json", no_argument, NULL, O_JSON },
     { "help", no_argument, NULL, O_HELP },
     { "wall", no_argument, NULL, O_WALL },
+    { "recov-disks", required_argument, NULL, O_RECOV_DISKS },
+    { "ref", required_argument, NULL, O_REF },
     { NULL, 0, NULL, 0 },
   };
   static char *impl_copy;
   struct list l;
   int c;
 
-  opt.ops[OP_XOR] = opt.ops[OP_GEN] = opt.ops[OP_RMW] = opt.ops[OP_CHECK] = true;
+  for (int op = 0; op < NR_OPS; op++)
+    opt.ops[op] = true;
   parse_list ("--sources", "1,2,3,4,8,16", &opt.sources, 1, MAX_SOURCES, false);
   parse_list ("--disks", "4,6,8,12,16,24", &opt.disks, 4, MAX_DISKS, false);
   parse_list ("--rmw-disks", "8,24", &opt.rmw_disks, 4, MAX_DISKS, false);
   parse_list ("--check-disks", "8,24", &opt.check_disks, 4, MAX_DISKS, false);
+  parse_list ("--recov-disks", "8,24", &opt.recov_disks, 4, MAX_DISKS, false);
   parse_list ("--size", "4096", &opt.sizes, 64, 1L << 30, true);
   opt.mode[MODE_CACHE] = opt.mode[MODE_DRAM] = true;
   opt.layout[LAYOUT_ALIGNED] = true;
@@ -1127,14 +1297,26 @@ parse_args (int argc, char **argv)
             opt.ops[OP_RMW] = true;
           else if (strcmp (t, "check") == 0)
             opt.ops[OP_CHECK] = true;
+          else if (strcmp (t, "recov") == 0)
+            opt.ops[OP_RECOV2] = opt.ops[OP_RECOVP] = true;
+          else if (strcmp (t, "recov2") == 0 || strcmp (t, "recov_2data") == 0)
+            opt.ops[OP_RECOV2] = true;
+          else if (strcmp (t, "recovp") == 0 || strcmp (t, "recov_datap") == 0)
+            opt.ops[OP_RECOVP] = true;
           else
-            die ("--ops: '%s': expected xor, gen, rmw or check", t);
+            die ("--ops: '%s': expected xor, gen, rmw, check, recov, recov2"
+                 " or recovp", t);
         }
         free (copy);
       }
-      if (!opt.ops[OP_XOR] && !opt.ops[OP_GEN] && !opt.ops[OP_RMW]
-          && !opt.ops[OP_CHECK])
-        die ("--ops: empty list");
+      {
+        bool any = false;
+
+        for (int op = 0; op < NR_OPS; op++)
+          any |= opt.ops[op];
+        if (!any)
+          die ("--ops: empty list");
+      }
       break;
     case O_SOURCES:
       parse_list ("--sources", optarg, &opt.sources, 1, MAX_SOURCES, false);
@@ -1148,6 +1330,13 @@ parse_args (int argc, char **argv)
     case O_CHECK_DISKS:
       parse_list ("--check-disks", optarg, &opt.check_disks, 4, MAX_DISKS,
                   false);
+      break;
+    case O_RECOV_DISKS:
+      parse_list ("--recov-disks", optarg, &opt.recov_disks, 4, MAX_DISKS,
+                  false);
+      break;
+    case O_REF:
+      opt.ref = optarg;
       break;
     case O_SIZE:
       parse_list ("--size", optarg, &opt.sizes, 64, 1L << 30, true);
@@ -1223,6 +1412,7 @@ choose_contenders (void)
 
   have_avx = __builtin_cpu_supports ("avx");
   have_avx2 = __builtin_cpu_supports ("avx2");
+  have_gfni = __builtin_cpu_supports ("gfni");
   add_contender (K_PARITY, "generic", true);
   if (opt.nr_impls == 0)
     for (const char *const *p = all; *p; p++)
@@ -1261,6 +1451,14 @@ choose_contenders (void)
     add_contender (K_ISAL, "isa-l", false);
     if (have_avx2)
       add_contender (K_ISAL_AVX2, "isa-l-avx2", false);
+#ifdef HAVE_PQ_GEN_AVX2_GFNI
+    if (have_avx2 && have_gfni)
+      add_contender (K_ISAL_AVX2_GFNI, "isa-l-avx2-gfni", false);
+#endif
+#ifdef HAVE_PQ_GEN_AVX512_GFNI
+    if (have_gfni && __builtin_cpu_supports ("avx512bw"))
+      add_contender (K_ISAL_AVX512_GFNI, "isa-l-avx512-gfni", false);
+#endif
   }
 #endif
 #ifdef RAIDBENCH_NT
@@ -1325,7 +1523,7 @@ main (int argc, char **argv)
       for (int op = 0; op < NR_OPS; op++) {
         const struct list *l = op == OP_XOR ? &opt.sources
           : op == OP_GEN ? &opt.disks : op == OP_RMW ? &opt.rmw_disks
-          : &opt.check_disks;
+          : op == OP_CHECK ? &opt.check_disks : &opt.recov_disks;
 
         if (!opt.ops[op])
           continue;
