@@ -61,6 +61,24 @@
  * one XOR per two disks instead of per disk.  A family without v_horner2
  * keeps the loop of one disk per step, instruction for instruction.
  *
+ * Recovery by direct sums.  Horner's rule needs every data disk in order,
+ * so a lost disk still costs Q a doubling (horner_skip), and the chain
+ * through Q runs the whole stripe: a multiplication's latency per disk or
+ * pair of disks, plus the skips.  Where a product by any constant costs one
+ * instruction (GFNI), a family defines
+ *   vec_t v_gmatrix (uint8_t c)        what v_mulm needs to multiply by c
+ *   vec_t v_mulm (vec_t x, vec_t m)    x times that constant
+ * and the recoveries sum the survivors directly instead:
+ *   Q' = xor over surviving data disks z of D_z g^z.
+ * Each survivor costs one product, as in Horner's rule, but the products are
+ * independent and only XORs (two survivors per v_xor3) carry the sum from
+ * disk to disk, and lost disks cost nothing.  The survivors and their
+ * coefficients g^z are listed once per call (struct survivors), so the
+ * loop walks one list in pairs whatever the positions of the lost disks.
+ * The price is the constant per survivor (a broadcast load per U vectors),
+ * which is why gen_syndrome, whose chain U vectors wide already hides,
+ * keeps Horner's rule.
+ *
  * SVE cannot use this file (its vectors cannot be array or struct members);
  * kernels_sve.h is the same algorithms in the shape SVE allows, and sve.c
  * says why.
@@ -254,15 +272,79 @@ syndrome_without (const int U, vec_t *p, vec_t *q, void **ptrs, size_t off,
   horner (U, p, q, ptrs, off, a - 1, 0);
 }
 
+/* The surviving data disks of a recovery and their coefficients g^z. */
+struct survivors {
+  int n;
+  const uint8_t *src[256];
+  uint8_t coef[256];
+};
+
+#ifdef v_mulm
+static inline void
+survivors_init (struct survivors *sv, int disks, int a, int b, void **ptrs)
+{
+  sv->n = 0;
+  for (int z = 0; z < disks - 2; z++)
+    if (z != a && z != b) {
+      sv->src[sv->n] = ptrs[z];
+      sv->coef[sv->n++] = parity_gf_exp[z];
+    }
+}
+
+/* P and Q of the survivors by direct sums (see the top of the file). */
+ALWAYS_INLINE void
+syndrome_direct (const int U, vec_t *p, vec_t *q,
+                 const struct survivors *sv, size_t off)
+{
+  int i = 0;
+
+#pragma GCC unroll 16
+  FOR_U p[u] = q[u] = v_zero ();
+  for (; i + 2 <= sv->n; i += 2) {
+    const uint8_t *d1 = sv->src[i] + off, *d0 = sv->src[i + 1] + off;
+    vec_t m1 = v_gmatrix (sv->coef[i]), m0 = v_gmatrix (sv->coef[i + 1]);
+#pragma GCC unroll 16
+    FOR_U {
+      vec_t x1 = v_load (d1 + u * VEC_BYTES), x0 = v_load (d0 + u * VEC_BYTES);
+
+      v_keep (x1);
+      v_keep (x0);
+      p[u] = v_xor3 (p[u], x1, x0);
+      q[u] = v_xor3 (q[u], v_mulm (x1, m1), v_mulm (x0, m0));
+    }
+  }
+  if (i < sv->n) {
+    const uint8_t *d = sv->src[i] + off;
+    vec_t m = v_gmatrix (sv->coef[i]);
+#pragma GCC unroll 16
+    FOR_U {
+      vec_t x = v_load (d + u * VEC_BYTES);
+
+      p[u] = v_xor (p[u], x);
+      q[u] = v_xor (q[u], v_mulm (x, m));
+    }
+  }
+}
+#define SYNDROME_WITHOUT(U, p, q, ptrs, off, disks, a, b, sv) \
+  syndrome_direct ((U), (p), (q), (sv), (off))
+#define SURVIVORS_INIT(sv, disks, a, b, ptrs) \
+  survivors_init ((sv), (disks), (a), (b), (ptrs))
+#else
+#define SYNDROME_WITHOUT(U, p, q, ptrs, off, disks, a, b, sv) \
+  syndrome_without ((U), (p), (q), (ptrs), (off), (disks), (a), (b))
+#define SURVIVORS_INIT(sv, disks, a, b, ptrs) ((void) (sv))
+#endif
+
 ALWAYS_INLINE void
 body_recov_2data (const int U, size_t off, size_t end, int disks,
                   int faila, int failb, void **ptrs,
-                  const struct v_mulc *pbmul, const struct v_mulc *qmul)
+                  const struct v_mulc *pbmul, const struct v_mulc *qmul,
+                  const struct survivors *sv)
 {
   for (; off + U * VEC_BYTES <= end; off += U * VEC_BYTES) {
     vec_t p[UNROLL_MAX], q[UNROLL_MAX];
 
-    syndrome_without (U, p, q, ptrs, off, disks, faila, failb);
+    SYNDROME_WITHOUT (U, p, q, ptrs, off, disks, faila, failb, sv);
 #pragma GCC unroll 16
     FOR_U {
       size_t o = off + u * VEC_BYTES;
@@ -278,12 +360,13 @@ body_recov_2data (const int U, size_t off, size_t end, int disks,
 
 ALWAYS_INLINE void
 body_recov_datap (const int U, size_t off, size_t end, int disks, int faila,
-                  void **ptrs, const struct v_mulc *qmul)
+                  void **ptrs, const struct v_mulc *qmul,
+                  const struct survivors *sv)
 {
   for (; off + U * VEC_BYTES <= end; off += U * VEC_BYTES) {
     vec_t p[UNROLL_MAX], q[UNROLL_MAX];
 
-    syndrome_without (U, p, q, ptrs, off, disks, faila, faila);
+    SYNDROME_WITHOUT (U, p, q, ptrs, off, disks, faila, faila, sv);
 #pragma GCC unroll 16
     FOR_U {
       size_t o = off + u * VEC_BYTES;
@@ -334,21 +417,27 @@ body_recov_datap (const int U, size_t off, size_t end, int disks, int faila,
   {                                                                          \
     size_t t = TAIL_START (U, bytes);                                        \
     struct v_mulc pbmul, qmul;                                               \
+    struct survivors sv;                                                     \
     uint8_t pb, qm;                                                          \
     parity_recov_2data_coeffs (faila, failb, &pb, &qm);                      \
     v_mulc_init (&pbmul, pb);                                                \
     v_mulc_init (&qmul, qm);                                                 \
-    body_recov_2data (U, 0, t, disks, faila, failb, ptrs, &pbmul, &qmul);    \
-    body_recov_2data (1, t, bytes, disks, faila, failb, ptrs, &pbmul, &qmul);\
+    SURVIVORS_INIT (&sv, disks, faila, failb, ptrs);                         \
+    body_recov_2data (U, 0, t, disks, faila, failb, ptrs, &pbmul, &qmul,     \
+                      &sv);                                                  \
+    body_recov_2data (1, t, bytes, disks, faila, failb, ptrs, &pbmul, &qmul, \
+                      &sv);                                                  \
   }                                                                          \
   static void                                                                \
   recov_datap_##isa (int disks, size_t bytes, int faila, void **ptrs)        \
   {                                                                          \
     size_t t = TAIL_START (U, bytes);                                        \
     struct v_mulc qmul;                                                      \
+    struct survivors sv;                                                     \
     v_mulc_init (&qmul, parity_recov_datap_coeff (faila));                   \
-    body_recov_datap (U, 0, t, disks, faila, ptrs, &qmul);                   \
-    body_recov_datap (1, t, bytes, disks, faila, ptrs, &qmul);               \
+    SURVIVORS_INIT (&sv, disks, faila, faila, ptrs);                         \
+    body_recov_datap (U, 0, t, disks, faila, ptrs, &qmul, &sv);              \
+    body_recov_datap (1, t, bytes, disks, faila, ptrs, &qmul, &sv);          \
   }
 
 #endif /* PARITY_KERNELS_H */

@@ -83,6 +83,15 @@ v_horner2 (vec_t q, vec_t x1, vec_t x0)
 }
 #define v_horner2 v_horner2
 
+/* Recovery by direct sums (kernels.h): the constant's matrix, broadcast. */
+static inline vec_t
+v_gmatrix (uint8_t c)
+{
+  return v_matrix (parity_gf_affine[c]);
+}
+#define v_gmatrix v_gmatrix
+#define v_mulm v_affine
+
 /* Load each data vector once and keep it: see vec_avx512gfni.h. */
 #ifndef PARITY_VEC_SIMDE
 #define v_keep(x) __asm__ ("" : "+v" (x))

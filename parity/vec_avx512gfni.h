@@ -102,6 +102,15 @@ v_horner2 (vec_t q, vec_t x1, vec_t x0)
 }
 #define v_horner2 v_horner2
 
+/* Recovery by direct sums (kernels.h): the constant's matrix, broadcast. */
+static inline vec_t
+v_gmatrix (uint8_t c)
+{
+  return v_matrix (parity_gf_affine[c]);
+}
+#define v_gmatrix v_gmatrix
+#define v_mulm v_affine
+
 /* GCC 12 otherwise loads each data vector of a pair up to twice: it
  * folds x0 into both vpternlogq as a memory operand and reloads x1 after
  * using it, which doubles the loads per byte, the resource GFNI's cheap
