@@ -23,6 +23,7 @@
 PARITY_KERNELS (simde_avx512gfnix1, 1)
 PARITY_KERNELS (simde_avx512gfnix2, 2)
 PARITY_KERNELS (simde_avx512gfnix4, 4)
+PARITY_KERNELS (simde_avx512gfnix8, 8)
 
 static bool simde_avx512gfni_cpu_ok (void) { return true; }
 
@@ -51,6 +52,14 @@ static const struct parity_impl simde_avx512gfni_impls[] = {
     .recov_2data = recov_2data_simde_avx512gfnix4,
     .recov_datap = recov_datap_simde_avx512gfnix4,
   },
+  {
+    .name = "simde_avx512gfnix8",
+    .xor_gen = xor_gen_simde_avx512gfnix8,
+    .gen_syndrome = gen_syndrome_simde_avx512gfnix8,
+    .xor_syndrome = xor_syndrome_simde_avx512gfnix8,
+    .recov_2data = recov_2data_simde_avx512gfnix8,
+    .recov_datap = recov_datap_simde_avx512gfnix8,
+  },
 };
 
 const struct parity_family parity_family_simde_avx512gfni = {
@@ -58,5 +67,5 @@ const struct parity_family parity_family_simde_avx512gfni = {
   .cpu_ok = simde_avx512gfni_cpu_ok,
   .impls = simde_avx512gfni_impls,
   .count = ARRAY_SIZE (simde_avx512gfni_impls),
-  .preferred = 2,               /* simde_avx512gfnix4 */
+  .preferred = 3,               /* simde_avx512gfnix8, as avx512gfni.c */
 };
