@@ -231,6 +231,7 @@ struct group {
 static struct contender contenders[MAX_CONTENDERS];
 static unsigned int nr_contenders;
 static const char *dispatched;
+static const char *avx2gfni_preferred;  /* NULL where it cannot run */
 static double first_use_us;     /* libparity's first call: choice + self-test */
 static uint8_t *dram_pool;
 static bool have_avx, have_avx2, have_gfni;
@@ -782,7 +783,8 @@ print_group (const struct group *g)
       }
     }
     if (g->op == OP_GEN && ig2 && g->mode == MODE_CACHE
-        && g->layout == LAYOUT_ALIGNED && strncmp (c->name, "avx2gfni", 8) == 0) {
+        && g->layout == LAYOUT_ALIGNED && avx2gfni_preferred
+        && strcmp (c->name, avx2gfni_preferred) == 0) {
       snprintf (what, sizeof what,
                 "gen_syndrome %2d disks %s vs ISA-L pq_gen_avx2_gfni", g->n,
                 c->name);
@@ -1413,6 +1415,9 @@ choose_contenders (void)
   have_avx = __builtin_cpu_supports ("avx");
   have_avx2 = __builtin_cpu_supports ("avx2");
   have_gfni = __builtin_cpu_supports ("gfni");
+  if (parity_use ("avx2gfni") == 0)
+    avx2gfni_preferred = parity_name ();
+  parity_use (dispatched);
   add_contender (K_PARITY, "generic", true);
   if (opt.nr_impls == 0)
     for (const char *const *p = all; *p; p++)
