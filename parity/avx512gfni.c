@@ -8,7 +8,7 @@
  * measured on Zen 4 (raidbench, 4 KiB per disk, in cache), x8 is 1.2 to
  * 1.5 times x4 from 16 disks on, where the stripe no longer fits L1 and
  * eight lines per disk per step keep more L2 misses in flight, and within
- * the noise of x4 below that (bench/README.md has the figures).
+ * the noise of x4 below that.
  * It runs where the CPU has GFNI and AVX-512BW, and cpu.c does not flag
  * AVX-512 as lowering the clock: the same policy as avx512.c, so Ice Lake
  * gets avx2gfni.  simde_avx512gfni.c builds the same kernels against SIMDe
