@@ -27,7 +27,8 @@
  * cheaper than start doublings in xor_syndrome; default: never) and
  * v_horner2 (two steps of Horner's rule at once, see below; default: none)
  * and v_keep (x) (make the compiler hold x in a register from here on,
- * see vec_avx512gfni.h; default: nothing).
+ * see vec_avx512gfni.h; default: nothing) and XOR_SYNDROME_U_MAX (the
+ * largest unroll xor_syndrome uses, whatever U; default: no limit).
  *
  * The first five are the register file, the last four the field: a family
  * that keeps a width's registers and brings its own GF(2^8) arithmetic
@@ -102,6 +103,9 @@
 #endif
 #ifndef v_keep
 #define v_keep(x) ((void) (x))
+#endif
+#ifndef XOR_SYNDROME_U_MAX
+#define XOR_SYNDROME_U_MAX UNROLL_MAX
 #endif
 
 #define ALWAYS_INLINE static inline __attribute__ ((always_inline))
@@ -402,13 +406,14 @@ body_recov_datap (const int U, size_t off, size_t end, int disks, int faila,
   xor_syndrome_##isa (int disks, int start, int stop, size_t bytes,          \
                       void **ptrs)                                           \
   {                                                                          \
-    size_t t = TAIL_START (U, bytes);                                        \
+    const int xu = (U) < XOR_SYNDROME_U_MAX ? (U) : XOR_SYNDROME_U_MAX;      \
+    size_t t = TAIL_START (xu, bytes);                                       \
     struct v_mulc g, *gs = NULL;                                             \
     if (MULC_SKIP_MIN < 256 && start >= MULC_SKIP_MIN) {                     \
       v_mulc_init (&g, parity_gf_exp[start]);                                \
       gs = &g;                                                               \
     }                                                                        \
-    body_xor_syndrome (U, 0, t, disks, start, stop, ptrs, gs);               \
+    body_xor_syndrome (xu, 0, t, disks, start, stop, ptrs, gs);              \
     body_xor_syndrome (1, t, bytes, disks, start, stop, ptrs, gs);           \
   }                                                                          \
   static void                                                                \

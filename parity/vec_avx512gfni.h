@@ -116,6 +116,14 @@ v_gmatrix (uint8_t c)
 #define v_gmatrix v_gmatrix
 #define v_mulm v_affine
 
+/* xor_syndrome stays at x4 in avx512gfnix8: md's read-modify-write reads
+ * one data disk, P and Q, and stores P and Q, so it is bound by stores
+ * (Zen 4 stores 32 bytes a cycle), not by L2, and x8's longer bursts of
+ * stores were measured slower (rmw at 8 and 24 disks: 0.91 to 0.96 times
+ * avx512x4, against 1.01 to 1.11 for x4).
+ */
+#define XOR_SYNDROME_U_MAX 4
+
 /* GCC 12 otherwise loads each data vector of a pair up to twice: it
  * folds x0 into both vpternlogq as a memory operand and reloads x1 after
  * using it, which doubles the loads per byte, the resource GFNI's cheap
