@@ -22,9 +22,10 @@
 # recoveries), and per byte of each of the 4 blocks xor_syndrome folds in.
 #
 # Which builds.  x86-64: qemu-x86_64 -cpu max runs generic, SSE2 and AVX2;
-# QEMU 7.2 has no AVX-512, so for every kernel the script also prints the
-# static length of gen_syndrome's innermost loop (one data disk, U vectors)
-# per byte, read from the disassembly, which covers AVX-512 too.  aarch64:
+# QEMU 7.2 has no AVX-512 and no GFNI, so for every kernel the script also
+# prints the static length of gen_syndrome's innermost loop (one data disk,
+# U vectors; GFNI: two disks) per byte, read from the disassembly, which
+# covers AVX-512 and GFNI too.  aarch64:
 # qemu-aarch64 -cpu max with sve-default-vector-length = 16, 32, 64, 128 and
 # 256 bytes runs generic, NEON and SVE.
 #
@@ -176,10 +177,13 @@ count ()
 # innermost loop of gen_syndrome_IMPL's main part (the first backward
 # branch: the main part comes before the one-vector tail), which is one
 # data disk's Horner step on U vectors, per byte; VEC_BYTES 0 (SVE, whose
-# vector length is not known statically) prints per vector instead.
+# vector length is not known statically) prints per vector instead.  The
+# GFNI families' loop takes two disks per step (v_horner2 in
+# parity/kernels.h), so their bytes are 2 x U x VEC_BYTES.
 static_loop ()
 {
   local objdump=$1 lib=$2 impl=$3 vec=$4 u=$5
+  case $impl in *gfni*) u=$((2 * u)) ;; esac
   $objdump -d --no-show-raw-insn "$lib" |
     awk -v fn="<gen_syndrome_${impl}>:" -v vec=$vec -v u=$u '
       function hex(s,   i, v) {
@@ -218,7 +222,8 @@ vec_bytes_of ()
 unroll_of ()
 {
   case $1 in
-    generic) echo 2 ;; *x1) echo 1 ;; *x2) echo 2 ;; *x4) echo 4 ;; *) echo 1 ;;
+    generic) echo 2 ;; *x1) echo 1 ;; *x2) echo 2 ;; *x4) echo 4 ;; *x8) echo 8 ;;
+    *) echo 1 ;;
   esac
 }
 
@@ -241,7 +246,7 @@ if [ -f "$hostlib" ]; then
     done
     echo
   done
-  echo "x86-64 static: gen_syndrome innermost loop (one data disk) per byte"
+  echo "x86-64 static: gen_syndrome innermost loop (one data disk; GFNI: a pair) per byte"
   for impl in $(nm "$hostlib" | awk '/ t gen_syndrome_/ { sub (/^gen_syndrome_/, "", $3); print $3 }'); do
     printf '  %-12s %s\n' $impl "$(static_loop objdump "$hostlib" $impl $(vec_bytes_of $impl) $(unroll_of $impl))"
   done
