@@ -27,8 +27,11 @@
  * cheaper than start doublings in xor_syndrome; default: never) and
  * v_horner2 (two steps of Horner's rule at once, see below; default: none)
  * and v_keep (x) (make the compiler hold x in a register from here on,
- * see vec_avx512gfni.h; default: nothing) and XOR_SYNDROME_U_MAX (the
- * largest unroll xor_syndrome uses, whatever U; default: no limit).
+ * see vec_avx512gfni.h; default: nothing), XOR_SYNDROME_U_MAX (the
+ * largest unroll xor_syndrome uses, whatever U; default: no limit) and
+ * GEN_SMALL_U with GEN_SMALL_BYTES (gen_syndrome of a stripe of at most
+ * GEN_SMALL_BYTES, disks x bytes, uses unroll GEN_SMALL_U when U is
+ * larger; default: never).
  *
  * The first five are the register file, the last four the field: a family
  * that keeps a width's registers and brings its own GF(2^8) arithmetic
@@ -103,6 +106,10 @@
 #endif
 #ifndef v_keep
 #define v_keep(x) ((void) (x))
+#endif
+#ifndef GEN_SMALL_BYTES
+#define GEN_SMALL_BYTES 0
+#define GEN_SMALL_U UNROLL_MAX
 #endif
 #ifndef XOR_SYNDROME_U_MAX
 #define XOR_SYNDROME_U_MAX UNROLL_MAX
@@ -398,8 +405,16 @@ body_recov_datap (const int U, size_t off, size_t end, int disks, int faila,
   static void                                                                \
   gen_syndrome_##isa (int disks, size_t bytes, void **ptrs)                  \
   {                                                                          \
-    size_t t = TAIL_START (U, bytes);                                        \
-    body_gen_syndrome (U, 0, t, disks, ptrs);                                \
+    size_t t;                                                                \
+    if ((U) > GEN_SMALL_U && (size_t) disks * bytes <= GEN_SMALL_BYTES) {    \
+      const int su = (U) > GEN_SMALL_U ? GEN_SMALL_U : (U);                  \
+      t = TAIL_START (su, bytes);                                            \
+      body_gen_syndrome (su, 0, t, disks, ptrs);                             \
+    }                                                                        \
+    else {                                                                   \
+      t = TAIL_START (U, bytes);                                             \
+      body_gen_syndrome (U, 0, t, disks, ptrs);                              \
+    }                                                                        \
     body_gen_syndrome (1, t, bytes, disks, ptrs);                            \
   }                                                                          \
   static void                                                                \
