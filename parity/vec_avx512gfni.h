@@ -124,12 +124,14 @@ v_gmatrix (uint8_t c)
  */
 #define XOR_SYNDROME_U_MAX 4
 
-/* And gen_syndrome of a stripe that fits L1 with room to spare (6 disks
- * of 4 KiB) stays at x4 too: there P and Q's stores, not L2, set the pace,
- * and x8 was measured 0.74 to 0.89 times x4 at 4, 5 and 6 disks.
+/* And gen_syndrome of a stripe that fits a 32 KiB L1 (up to 8 disks of
+ * 4 KiB) stays at x4 too: there P and Q's stores, not L2, set the pace.
+ * x8 was measured 0.74 to 0.89 times x4 at 4, 5 and 6 disks, and at 8
+ * disks 1.05 times x4 on a quiet machine but 0.77 to 0.80 with the other
+ * core busy, where x4 held its ratio to ISA-L.
  */
 #define GEN_SMALL_U 4
-#define GEN_SMALL_BYTES (24 * 1024)
+#define GEN_SMALL_BYTES (32 * 1024)
 
 /* GCC 12 otherwise loads each data vector of a pair up to twice: it
  * folds x0 into both vpternlogq as a memory operand and reloads x1 after
