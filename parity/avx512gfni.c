@@ -7,8 +7,10 @@
  * instantiates kernels.h with them at unrolls 1, 2, 4 and 8 and prefers 8:
  * measured on Zen 4 (raidbench, 4 KiB per disk, in cache), x8 is 1.2 to
  * 1.5 times x4 from 16 disks on, where the stripe no longer fits L1 and
- * eight lines per disk per step keep more L2 misses in flight, and within
- * the noise of x4 below that.
+ * eight lines per disk per step keep more L2 misses in flight.  Where x8
+ * was not better, avx512gfnix8 runs x4's code: xor_syndrome (md's
+ * read-modify-write, bound by stores) and gen_syndrome of a stripe that
+ * fits L1 (XOR_SYNDROME_U_MAX, GEN_SMALL_BYTES in vec_avx512gfni.h).
  * It runs where the CPU has GFNI and AVX-512BW, and cpu.c does not flag
  * AVX-512 as lowering the clock: the same policy as avx512.c, so Ice Lake
  * gets avx2gfni.  simde_avx512gfni.c builds the same kernels against SIMDe
