@@ -16,6 +16,7 @@ parity and data on the member files are checked by raidcheck.py (run as a
 program, faults.check_members).  Nothing is taken from the plugin.
 """
 
+import shutil
 import time
 
 import faults
@@ -76,6 +77,24 @@ class Case:
 
     def disk_bits(self, i):
         return mdsb.read_bitmap(self.paths[i])["bits"]
+
+    def older_than_last_clearing(self, i):
+        """Member i fails holding what a snapshot of it taken now holds,
+        but older than the bitmap's last clearing: the snapshot is taken,
+        i is failed and re-added, the array written and its bits cleared,
+        i failed again and its disk put back from the snapshot (the same
+        disk as far as its UUIDs go)."""
+        snap = self.paths[i] + ".snapshot"
+        shutil.copyfile(self.paths[i], snap)
+        self.ctl.ok("fail %d" % i)
+        self.ctl.ok("re-add %d" % i)
+        assert self.ctl.wait_idle(60)["members"][i]["state"] == "in_sync"
+        self.write(self.scattered_ops({7, 21, 50}))
+        self.arr.h.flush()
+        self.wait_bits_clear("after the first re-add")
+        self.ctl.ok("fail %d" % i)
+        with open(snap, "rb") as src, open(self.paths[i], "r+b") as dst:
+            shutil.copyfileobj(src, dst)
 
     def rows_of_bits(self, bits):
         """The rows under any of these bits (what a re-add writes)."""

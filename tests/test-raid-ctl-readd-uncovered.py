@@ -16,7 +16,6 @@ and the status stay as they were.
 missed, so re-add 1 is refused.
 """
 
-import shutil
 
 import faults
 import readd
@@ -31,17 +30,7 @@ with faults.Test(filters=["error"], timeout=120) as t:
     c.arr.stop()
 
     c = readd.Case(t, **readd.CASES["r6"])
-    snap = c.paths[2] + ".snapshot"
-    shutil.copyfile(c.paths[2], snap)
-    c.ctl.ok("fail 2")
-    c.ctl.ok("re-add 2")
-    assert c.ctl.wait_idle(60)["members"][2]["state"] == "in_sync"
-    c.write(c.scattered_ops({7, 21, 50}))
-    c.arr.h.flush()
-    c.wait_bits_clear("after the first re-add")
-    c.ctl.ok("fail 2")
-    with open(snap, "rb") as src, open(c.paths[2], "r+b") as dst:
-        shutil.copyfileobj(src, dst)
+    c.older_than_last_clearing(2)
     c.refused("re-add 2", "cannot prove", "last clearing", "replace 2")
     c.arr.stop()
 
