@@ -34,7 +34,7 @@ source "$(dirname "$0")/common.sh"
 MEMBER_SIZE=${MEMBER_SIZE:-1G}
 bench_setup heal "$@"
 mpid=
-trap '[ -z "$mpid" ] || kill "$mpid" 2>/dev/null || true; bench_cleanup' EXIT
+trap '[ -z "$mpid" ] || kill -9 "$mpid" 2>/dev/null || true; bench_cleanup' EXIT
 ROUNDS=${ROUNDS:-3}
 BITMAP_CHUNK=${BITMAP_CHUNK:-1M}
 OUTAGE_PERCENT=${OUTAGE_PERCENT:-2}
@@ -108,7 +108,7 @@ PY
 
   # The full rebuild, idle.
   "$ctl" "$ctlsock" fail 1 >/dev/null
-  kill "$mpid"; wait "$mpid" 2>/dev/null || true
+  kill -9 "$mpid"; wait "$mpid" 2>/dev/null || true
   member_serve "$dir/spare.img" "$msock"
   t0=$(now); "$ctl" "$ctlsock" replace 1 "nbd+unix:///?socket=$msock" >/dev/null
   "$ctl" "$ctlsock" wait 3600 >/dev/null; t1=$(now)
@@ -117,7 +117,7 @@ PY
   # Clients: idle, then under a full rebuild.
   fio_iops "$dir/idle.$k.json" > "$dir/idle.$k"
   "$ctl" "$ctlsock" fail 1 >/dev/null
-  kill "$mpid"; wait "$mpid" 2>/dev/null || true
+  kill -9 "$mpid"; wait "$mpid" 2>/dev/null || true
   rm -f "$dir/spare.img"; truncate -s "$MEMBER_SIZE" "$dir/spare.img"
   member_serve "$dir/spare.img" "$msock"
   t0=$(now); "$ctl" "$ctlsock" replace 1 "nbd+unix:///?socket=$msock" >/dev/null
@@ -126,7 +126,7 @@ PY
   "$ctl" "$ctlsock" wait 3600 >/dev/null
   echo "$(echo "$(now) - $t0" | bc -l) $(echo "$t1 - $t0" | bc -l)" > "$dir/healrun.$k"
   stop_last
-  kill "$mpid"; wait "$mpid" 2>/dev/null || true
+  kill -9 "$mpid"; wait "$mpid" 2>/dev/null || true
   rm -f "$dir"/m*.img "$dir/spare.img"
 }
 
