@@ -306,10 +306,12 @@ rebuild_member (struct jobs *js, struct job *j, int i, uint64_t serial)
      * ever comes first: where a restart goes on, and how far a re-add
      * can trust the member should it fail during this rebuild.
      */
-    if (++done - recorded >= 256 || now_ns () - recorded_at >= 1000000000) {
+    int64_t now = now_ns ();
+
+    if (++done - recorded >= 256 || now - recorded_at >= 1000000000) {
       md_array_states_changed (a->md);
       recorded = done;
-      recorded_at = now_ns ();
+      recorded_at = now;
     }
     throttle (js, j, done * a->g.chunk, start);
   }
@@ -857,10 +859,6 @@ resync_start (struct jobs *js, char **why)
   return r;
 }
 
-/* A half-rebuilt member is rebuilt first; the resync of an unclean array
- * (a repairing scrub of the rows the bitmap marks, or of all) needs every
- * member readable, so it waits for a later start.
- */
 /* As mdadm --re-add at assembly: a member given on the command line
  * whose superblock is stale (md_array_stale_at_assembly) is re-added if
  * the bitmap covers what it missed, else it stays failed, saying why.
@@ -885,6 +883,11 @@ readd_stale_members (struct jobs *js)
   }
 }
 
+/* A half-rebuilt member is rebuilt first, then stale
+ * members given at start-up are re-added; the resync of an unclean array
+ * (a repairing scrub of the rows the bitmap marks, or of all) needs every
+ * member readable, so it waits for a later start.
+ */
 int
 jobs_after_fork (struct jobs *js)
 {
