@@ -27,7 +27,10 @@
  *            and no bit is cleared while a member is not in sync, so a
  *            row whose bit is clear now was not written while it was
  *            out, and a write that starts on it later goes to the member
- *            too (writes go to every row of a rebuilding member).
+ *            too (writes go to every row of a rebuilding member).  A
+ *            request on a row the job jumps over meanwhile keeps to the
+ *            view of the members it read with (stripe_internal.h's
+ *            lost_set): it reconstructs what it did not read.
  *   scrub    for each row: read it from the members, compare the parity
  *            with the data (stripe_scrub_row), count mismatched pages like
  *            md's mismatch_cnt, and with repair rewrite what is wrong.

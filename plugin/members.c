@@ -232,9 +232,15 @@ members_unreadable (const struct members *ms, uint64_t stripe)
 }
 
 bool
+members_tolerate (const struct members *ms, int unreadable)
+{
+  return unreadable <= ms->tolerance;
+}
+
+bool
 members_row_servable (const struct members *ms, uint64_t stripe)
 {
-  return members_unreadable (ms, stripe) <= ms->tolerance;
+  return members_tolerate (ms, members_unreadable (ms, stripe));
 }
 
 int

@@ -98,6 +98,8 @@ int members_failed (const struct members *ms);
 bool members_can_serve (const struct members *ms);
 int members_unreadable (const struct members *ms, uint64_t stripe);
 bool members_row_servable (const struct members *ms, uint64_t stripe);
+/* Whether a row with this many unreadable members can be served. */
+bool members_tolerate (const struct members *ms, int unreadable);
 /* Members in sync; the first member being rebuilt, or -1; whether every
  * member is in sync.
  */

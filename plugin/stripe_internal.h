@@ -198,6 +198,38 @@ unreadable (const struct stripe_cache *c, const struct stripe_head *sh, int m)
   return !member_readable (members_at (c->ms, m), sh->stripe);
 }
 
+/* Which members a request cannot read at its row, taken once for each
+ * pass that reads and reconstructs.  A member can become readable at a
+ * row while a request on it runs: a re-add moves its recovery offset
+ * over the rows the bitmap says are clean without their locks (jobs.c).
+ * A pass that decided not to read a member must then still reconstruct
+ * it, so reading and reconstructing both follow this one view, never a
+ * fresh look at the members.  (The other way, a member failing meanwhile,
+ * shows as a failed read, and the pass is made again.)
+ */
+struct lost_set {
+  uint64_t bits[(GEOMETRY_MAX_MEMBERS + 63) / 64];
+  int n;
+};
+
+static inline void
+lost_set_take (const struct stripe_cache *c, const struct stripe_head *sh,
+               struct lost_set *l)
+{
+  memset (l, 0, sizeof *l);
+  for (int m = 0; m < c->g->members; m++)
+    if (unreadable (c, sh, m)) {
+      l->bits[m / 64] |= UINT64_C (1) << (m % 64);
+      l->n++;
+    }
+}
+
+static inline bool
+is_lost (const struct lost_set *l, int m)
+{
+  return l->bits[m / 64] & (UINT64_C (1) << (m % 64));
+}
+
 /* stripe_cache.c */
 
 /* Allocate the head's buffers (with every page invalid) if it has none;

@@ -47,24 +47,24 @@ xor_others (void **ptrs, int data_disks, int target, size_t bytes)
     xor_sum (ptrs[target], srcs, n, bytes);
 }
 
-/* Compute the failed members' pages [first, end) from the others, which
+/* Compute the lost members' pages [first, end) from the others, which
  * must be valid there.  ptrs[] is in syndrome order: data slots, P, Q.
  */
 static void
 reconstruct (struct stripe_cache *c, struct stripe_head *sh,
-             unsigned int first, unsigned int end)
+             const struct lost_set *l, unsigned int first, unsigned int end)
 {
   const struct geometry *g = c->g;
   const struct stripe_map *map = &sh->map;
   size_t bytes = (size_t) (end - first) * PAGE;
   void *ptrs[GEOMETRY_MAX_MEMBERS];
   int lost[2], nlost = 0;
-  bool p_lost = unreadable (c, sh, map->p_member);
-  bool q_lost = map->q_member >= 0 && unreadable (c, sh, map->q_member);
+  bool p_lost = is_lost (l, map->p_member);
+  bool q_lost = map->q_member >= 0 && is_lost (l, map->q_member);
 
   for (int z = 0; z < g->data_disks; z++) {
     ptrs[z] = page_ptr (c, sh, map->slot_member[z], first);
-    if (unreadable (c, sh, map->slot_member[z]) && nlost < 2)
+    if (is_lost (l, map->slot_member[z]) && nlost < 2)
       lost[nlost++] = z;
   }
   ptrs[g->data_disks] = page_ptr (c, sh, map->p_member, first);
@@ -83,13 +83,14 @@ reconstruct (struct stripe_cache *c, struct stripe_head *sh,
     parity_gen_syndrome (g->members, bytes, ptrs);   /* the lost parity */
 
   for (int m = 0; m < g->members; m++)
-    if (unreadable (c, sh, m))
+    if (is_lost (l, m))
       set_valid (c, sh, m, first, end);
 }
 
 /* Make every member's pages [first, end) valid: read what the working
- * members have, and reconstruct the failed members' pages.  A read error
- * fails that member and tries again with one member fewer.
+ * members have, and reconstruct the others' pages, both after one view
+ * of which members can be read (struct lost_set).  A read error fails
+ * that member and tries again with one member fewer.
  */
 int
 stripe_fill_rows (struct stripe_cache *c, struct stripe_head *sh,
@@ -103,16 +104,18 @@ stripe_fill_rows (struct stripe_cache *c, struct stripe_head *sh,
   if (ios == NULL)
     return -1;
   for (;;) {
+    struct lost_set l;
     size_t n = 0;
 
-    if (!within_tolerance (c, sh)) {
+    lost_set_take (c, sh, &l);
+    if (!members_tolerate (c->ms, l.n)) {
       errno = EIO;
       break;
     }
     for (int m = 0; m < c->g->members; m++) {
       struct member *mb = members_at (c->ms, m);
 
-      if (!member_readable (mb, sh->stripe))
+      if (is_lost (&l, m))
         continue;
       for (unsigned int p = first; p < end; p++) {
         if (valid (c, sh, m, p))
@@ -130,7 +133,7 @@ stripe_fill_rows (struct stripe_cache *c, struct stripe_head *sh,
     }
     if (n == 0 || member_io_run (ios, n) == 0) {
       mark_read (c, sh, ios, n);
-      reconstruct (c, sh, first, end);
+      reconstruct (c, sh, &l, first, end);
       r = 0;
       break;
     }

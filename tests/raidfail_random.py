@@ -483,6 +483,28 @@ class Run:
         faults.check_members(self.arr, [m.path for m in self.members],
                              self.shadow, "final")
 
+    def report_member_bytes(self, lo, hi):
+        """Whether the member file under the first bad byte holds what the
+        shadow says (a read path that returned the wrong bytes) or not (a
+        member that missed a write, or was rebuilt wrong); and the
+        plugin's view of that member."""
+        s, _, i, moff = self.arr.where(lo)
+        n = min(hi + 1, (lo // self.chunk + 1) * self.chunk) - lo
+        m = self.members[i]
+        try:
+            with open(m.path, "rb") as f:
+                f.seek(moff)
+                disk = f.read(n)
+            faults.log("  member %d's file (%s) at member offset %d: %s"
+                       % (i, os.path.basename(m.path), moff,
+                          "the shadow's bytes" if disk == self.shadow[lo:lo + n]
+                          else "not the shadow's bytes (first 0x%02x)" % disk[0]))
+            st = self.ctl.status()
+            faults.log("  status of member %d: %s; rebuild: %s"
+                       % (i, st["members"][i], st["rebuild"]))
+        except Exception as e:
+            faults.log("  cannot look at member %d: %s" % (i, e))
+
     def report_failure(self):
         faults.log("  the last steps before the failure:")
         for h in self.history:
@@ -541,6 +563,7 @@ def run_seed(seed, work, mix, seconds=None, max_ops=None, arrays=None):
                         for t in [t for t in r.trace
                                   if t[2] <= hi and t[2] + t[3] > lo][-5:]:
                             faults.log("    %s: %s of %d bytes at %d" % t)
+                        r.report_member_bytes(lo, hi)
                     r.report_failure()
                 else:
                     log = hz.last_array_log()
