@@ -384,6 +384,35 @@ stale_keeps_role (const struct md_super *s, const struct md_super *ref)
   return holder == UINT32_MAX || holder == s->dev_number;
 }
 
+/* The role whose member (so far) holds slot d, or -1. */
+static int
+slot_holder (const struct md_array *md, struct member *const *ordered,
+             int raid_disks, uint32_t d)
+{
+  for (int r = 0; r < raid_disks; r++)
+    if (ordered[r] && md->dev_number[r] == d)
+      return r;
+  return -1;
+}
+
+/* Sort the stale members kept[0..n) by their superblocks' events, newest
+ * first.  A slot whose disk left can be given to another disk, which can
+ * go stale in its turn: of two stale members with one dev_number, the
+ * newer superblock is the slot's later holder, and the one to keep.
+ */
+static void
+newest_first (int *kept, int n, const struct md_super *sbs)
+{
+  for (int k = 1; k < n; k++)
+    for (int j = k; j > 0 && sbs[kept[j]].events > sbs[kept[j - 1]].events;
+         j--) {
+      int t = kept[j];
+
+      kept[j] = kept[j - 1];
+      kept[j - 1] = t;
+    }
+}
+
 /* Put the members in role order (members_arrange), setting aside the
  * ones md would not use.  Nothing changes in the table unless it
  * succeeds: until then every member is the table's, for members_destroy
@@ -464,9 +493,11 @@ order_members (struct members *ms, const struct array_config *cfg,
     md->dev_number[role] = s->dev_number;
     memcpy (md->device_uuid[role], s->device_uuid, 16);
   }
+  newest_first (kept, nkept, sbs);
   for (int k = 0; k < nkept; k++) {
     const struct md_super *s = &sbs[kept[k]];
     struct member *m = members_at (ms, kept[k]);
+    int holder = slot_holder (md, ordered, ref->raid_disks, s->dev_number);
     char why[160];
 
     if (ordered[s->role]) {
@@ -475,6 +506,16 @@ order_members (struct members *ms, const struct array_config *cfg,
                     cfg->disks[kept[k]], stale (s, ref) ?
                     "its superblock is stale" : "marked faulty",
                     names[s->role], s->role);
+      aside[naside++] = m;
+      continue;
+    }
+    if (holder >= 0) {
+      nbdkit_error ("member %s: %s (it failed or was removed earlier), "
+                    "and its slot %" PRIu32 " is member %s's now (role %d); "
+                    "not used: 'replace %d PATH' rebuilds role %d",
+                    cfg->disks[kept[k]], stale (s, ref) ?
+                    "its superblock is stale" : "marked faulty",
+                    s->dev_number, names[holder], holder, s->role, s->role);
       aside[naside++] = m;
       continue;
     }

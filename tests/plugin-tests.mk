@@ -410,6 +410,11 @@ TESTS += test-raid-ctl-readd-was-rebuilding.py
 EXTRA_DIST += test-raid-ctl-readd-was-rebuilding.py
 TESTS += test-raid-readd-startup.py
 EXTRA_DIST += test-raid-readd-startup.py
+
+# A stale member whose slot another disk took since is left out at
+# start-up, not re-added beside it (two members, one dev_number).
+TESTS += test-raid-readd-startup-slot.py
+EXTRA_DIST += test-raid-readd-startup-slot.py
 TESTS += test-raid-readd-auto.py
 TSAN_TESTS += test-raid-readd-auto.py
 EXTRA_DIST += test-raid-readd-auto.py
