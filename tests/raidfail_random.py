@@ -90,10 +90,8 @@ MIXES = {
                 (0.94, "member-restart"), (1.0, "idle")],
 }
 # A fresh seed's mix: (mix, weight).
-# "re-adds" is not drawn yet: it finds wrong data read back after re-adds
-# (seed 502 fails every run, at a varying op), a bug not yet found; replay
-# it with RAID_TEST_MIX=re-adds RAID_TEST_ARRAYS=r6md RAID_TEST_SEED=502.
-MIX_CHOICE = [("classic", 2), ("replace-cycles", 1), ("member-restarts", 1)]
+MIX_CHOICE = [("classic", 2), ("replace-cycles", 1), ("member-restarts", 1),
+              ("re-adds", 1)]
 
 
 def mix_for(seed):
