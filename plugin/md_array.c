@@ -1498,6 +1498,16 @@ md_array_readd_check (struct md_array *md, int i, struct member *m,
       *whole_from = readd_whole_from (md, sb);
     }
   }
+  /* A disk that answers reads but not writes has not come back: the
+   * re-add's first write would fail it again.  Its superblock, written
+   * back as it was read (md_super_format keeps every byte it parsed),
+   * asks before anything changes.
+   */
+  if (r == 1 && why == NULL && md_super_write (m, sb) == -1) {
+    snprintf (msg, len, "it does not take writes: writing its superblock "
+              "back failed: %s", strerror (errno ? errno : EIO));
+    why = msg;
+  }
   free (sb);
   return r == 1 && why == NULL ? 0 : -1;
 }

@@ -73,8 +73,10 @@ void md_array_close (struct md_array *md);
  * has its identity), or not (-1, the reason in msg: no bitmap, a
  * different disk, bits cleared since it left).  *whole_from is the row
  * from which the bitmap cannot vouch for m at all, because m failed
- * during a full rebuild that had reached it (UINT64_MAX: none).  Both
- * write nothing.
+ * during a full rebuild that had reached it (UINT64_MAX: none).
+ * md_array_readd_possible writes nothing; md_array_readd_check writes
+ * only m's own superblock back as it read it, once m passed every check,
+ * to learn that m takes writes (-1 "it does not take writes" if not).
  */
 int md_array_readd_possible (const struct md_array *md, char *msg,
                              size_t len);

@@ -422,3 +422,5 @@ TESTS += test-raid-readd-auto-other.py
 EXTRA_DIST += test-raid-readd-auto-other.py
 TESTS += test-raid-readd-auto-refused.py
 EXTRA_DIST += test-raid-readd-auto-refused.py
+TESTS += test-raid-readd-writes-fail.py
+EXTRA_DIST += test-raid-readd-writes-fail.py

@@ -43,7 +43,10 @@ with faults.Test(filters=["error"], timeout=180) as t:
 
     # (b)
     c.fail_under_writes(set(range(4, 60, 2)))
-    readd.wait_until(lambda: ctl.states()[r1] == "rebuilding", 20,
+    # The watcher's tries while member 1's writes still failed were
+    # refused ("does not take writes"), each doubling its back-off: on a
+    # slow run (valgrind) the next try may be half a minute away.
+    readd.wait_until(lambda: ctl.states()[r1] == "rebuilding", 90,
                      "(b) readd=auto takes member 1 back")
     m.fail_writes(True)
     readd.wait_until(lambda: ctl.states()[r1] == "failed", 30,
