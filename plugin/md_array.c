@@ -367,19 +367,30 @@ slot_of_role (const struct md_super *ref, int r)
 
 /* Whether stale member s may keep its own role r, failed, to be re-added
  * (as mdadm --re-add would take it): the newest superblock has its slot
- * in role r or faulty, and no other slot in role r (a replacement took it
- * since, so it is another disk's role now).
+ * in role r, faulty, or free (spare: what md writes for a slot whose disk
+ * it failed and removed, `mdadm --fail X --remove X`), and no other slot
+ * in role r (a replacement took it since, so it is another disk's role
+ * now).  A free slot may have been given to a spare since: if another
+ * of the disks given, up to date, has s's dev_number, the slot is that
+ * disk's.  md decides the same way: a removed disk's own superblock names
+ * its role, and the bitmap says whether it may come back.
  */
 static bool
-stale_keeps_role (const struct md_super *s, const struct md_super *ref)
+stale_keeps_role (const struct md_super *s, const struct md_super *ref,
+                  const struct md_super *sbs, int n)
 {
+  uint16_t now = ref->dev_roles[s->dev_number];
   uint32_t holder;
 
   if (s->role < 0 || s->role >= (int) ref->raid_disks)
     return false;
-  if (ref->dev_roles[s->dev_number] != s->role &&
-      ref->dev_roles[s->dev_number] != MD_ROLE_FAULTY)
+  if (now != s->role && now != MD_ROLE_FAULTY && now != MD_ROLE_SPARE)
     return false;
+  if (now == MD_ROLE_SPARE)
+    for (int k = 0; k < n; k++)
+      if (&sbs[k] != s && sbs[k].role >= -1 &&
+          sbs[k].dev_number == s->dev_number && !stale (&sbs[k], ref))
+        return false;
   holder = slot_of_role (ref, s->role);
   return holder == UINT32_MAX || holder == s->dev_number;
 }
@@ -452,7 +463,7 @@ order_members (struct members *ms, const struct array_config *cfg,
     }
     role = ref->dev_roles[s->dev_number];
     if ((stale (s, ref) || role == MD_ROLE_FAULTY) &&
-        stale_keeps_role (s, ref)) {
+        stale_keeps_role (s, ref, sbs, ms->n)) {
       kept[nkept++] = i;        /* unless a fresh member claims the role */
       continue;
     }

@@ -245,6 +245,13 @@ EXTRA_DIST += vm/fill-missing.py vm/replace-cycles.py vm/readd-once.py
 TESTS += vm/test-vm-bitmap.sh
 EXTRA_DIST += vm/test-vm-bitmap.sh vm/guest-md-bitmap.sh
 
+# Issue 13: md fails and removes a member of a plugin-made array with a
+# bitmap and writes; the plugin re-adds it at start-up from the bitmap;
+# md then assembles the result clean, with no mismatch (a guest).
+TESTS += vm/test-vm-md-removes-readd.sh
+EXTRA_DIST += vm/test-vm-md-removes-readd.sh vm/guest-md-remove.sh \
+	vm/readd-removed.py
+
 # Issue 11: md superblocks crafted with a correct checksum but impossible
 # fields are refused at start-up, naming the member; mdsb.py reads and
 # changes superblocks independently of the plugin.

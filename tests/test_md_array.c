@@ -29,6 +29,7 @@
 #include "array_config.h"
 #include "geometry.h"
 #include "md_array.h"
+#include "md_super.h"
 #include "member.h"
 #include "member_mem.h"
 #include "members.h"
@@ -406,6 +407,31 @@ START_TEST (test_assemble)
     ck_assert (md_array_stale_at_assembly (a.md, 3));
     ck_assert (!md_array_stale_at_assembly (a.md, 2));
     ck_assert_int_eq (members_failed (&a.ms), 1);
+    md_array_close (a.md);
+    members_destroy (&a.ms);
+
+    /* md failed and removed it (`mdadm --fail X --remove X`): the others
+     * have its slot free (spare, 0xffff), its own superblock still names
+     * its role.  It keeps the role to be re-added, as mdadm --re-add
+     * takes it back.
+     */
+    for (int i = 0; i < 3; i++) {
+      struct md_super sb;
+      const char *why;
+      uint8_t *p = mem_member_data (members_at (&r.ms, i)) + SB;
+
+      ck_assert_int_eq (md_super_parse (p, &sb, &why), 1);
+      sb.dev_roles[3] = MD_ROLE_SPARE;
+      md_super_format (&sb, p);
+    }
+    ck_assert_uint_eq (sb_role (members_at (&r.ms, 0), 3), MD_ROLE_SPARE);
+    last_error[0] = '\0';
+    ck_assert_int_eq (reassemble (&r, order, &a), 0);
+    ck_assert_msg (strstr (last_error, "stale") != NULL, "said: %s",
+                   last_error);
+    ck_assert (member_failed (members_at (&a.ms, 3)));
+    ck_assert_str_ne (members_at (&a.ms, 3)->ops->kind, "missing");
+    ck_assert (md_array_stale_at_assembly (a.md, 3));
     md_array_close (a.md);
     members_destroy (&a.ms);
 
