@@ -28,6 +28,12 @@
  * writes.  A thread takes one row at a time, so rows never wait on each
  * other.
  *
+ * What a failed member misses is recorded around every write and zero
+ * (before its member I/O, after it ends): by md in its write-intent
+ * bitmap, or, in an array without one, in the record in memory
+ * (missed_rows.c), which a re-add (jobs.c) reads through
+ * array_next_missed_row and array_missed_rows whichever it is.
+ *
  * Zeroing and trimming whole rows needs no parity arithmetic: zero data has
  * zero P and zero Q, so every member's range for those rows is punched (or
  * zeroed) in place, under the row's lock so that no cached page outlives
@@ -49,6 +55,7 @@
 
 #include "array.h"
 #include "md_array.h"
+#include "missed_rows.h"
 
 #define PAGE 4096
 #define READ_BATCH 64
@@ -88,6 +95,13 @@ smallest_member (const struct array *a, int *which)
     }
   }
   return min;
+}
+
+/* missed_rows.c's epoch: md's event count now. */
+static uint64_t
+md_events (void *md)
+{
+  return md_array_events (md);
 }
 
 struct array *
@@ -159,6 +173,14 @@ array_open (const struct array_config *cfg_in)
   }
   if (cfg->create && md_array_create (&a->ms, &a->g, cfg, &a->md) == -1)
     goto err;
+  if (!md_array_has_bitmap (a->md) && !a->readonly) {
+    a->missed = missed_rows_new (&a->ms, a->g.stripes,
+                                 a->md ? md_events : NULL, a->md);
+    if (a->missed == NULL) {
+      nbdkit_error ("raid: no memory for the record of missed rows: %m");
+      goto err;
+    }
+  }
   return a;
 
  err:
@@ -186,6 +208,7 @@ array_close (struct array *a)
     return;
   if (a->cache)
     array_flush (a);            /* marks md's superblocks clean */
+  missed_rows_free (a->missed);
   md_array_close (a->md);
   stripe_cache_destroy (a->cache);
   members_destroy (&a->ms);
@@ -377,6 +400,7 @@ array_write (struct array *a, const void *buf, uint64_t count,
 {
   MEMBERS_READ_FOR_CURRENT_SCOPE (&a->ms);
   uint64_t first, end;
+  unsigned token;
   int r;
 
   if (a->readonly) {
@@ -386,7 +410,9 @@ array_write (struct array *a, const void *buf, uint64_t count,
   request_rows (a, count, offset, &first, &end);
   if (md_array_write_begin (a->md, first, end) == -1)
     return -1;
+  token = missed_rows_write_begin (a->missed, first, end);
   r = write_rows (a, buf, count, offset, fua);
+  missed_rows_write_end (a->missed, token);
   md_array_write_end (a->md, first, end);
   return r;
 }
@@ -533,6 +559,7 @@ array_zero (struct array *a, uint64_t count, uint64_t offset, bool may_trim,
 {
   MEMBERS_READ_FOR_CURRENT_SCOPE (&a->ms);
   uint64_t first, end;
+  unsigned token;
   int r;
 
   if (a->readonly) {
@@ -542,7 +569,9 @@ array_zero (struct array *a, uint64_t count, uint64_t offset, bool may_trim,
   request_rows (a, count, offset, &first, &end);
   if (md_array_write_begin (a->md, first, end) == -1)
     return -1;
+  token = missed_rows_write_begin (a->missed, first, end);
   r = zero_or_trim (a, count, offset, may_trim, fast, fua);
+  missed_rows_write_end (a->missed, token);
   md_array_write_end (a->md, first, end);
   return r;
 }
@@ -559,7 +588,30 @@ array_trim (struct array *a, uint64_t count, uint64_t offset, bool fua)
 int
 array_after_fork (struct array *a)
 {
+  if (missed_rows_start (a->missed) == -1)
+    return -1;
   return md_array_after_fork (a->md);
+}
+
+uint64_t
+array_next_missed_row (struct array *a, uint64_t row)
+{
+  return a->missed ? missed_rows_next (a->missed, row)
+    : md_array_next_dirty_row (a->md, row);
+}
+
+uint64_t
+array_missed_rows (struct array *a, uint64_t from)
+{
+  return a->missed ? missed_rows_count (a->missed, from)
+    : md_array_dirty_rows (a->md, from);
+}
+
+uint64_t
+array_readd_floor (struct array *a)
+{
+  return a->missed ? missed_rows_cleared_at (a->missed)
+    : md_array_bitmap_cleared_at (a->md);
 }
 
 int

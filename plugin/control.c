@@ -66,6 +66,7 @@
 #include "jobs.h"
 #include "md_array.h"
 #include "md_bitmap.h"
+#include "missed_rows.h"
 #include "members.h"
 
 #define MAX_CLIENTS 16
@@ -258,6 +259,12 @@ print_bitmap (struct array *a, FILE *f)
              ",\"dirty\":%" PRIu64 "}", st.chunksize, st.bits, st.dirty);
   else
     fprintf (f, ",\"bitmap\":null");
+  if (a->missed)
+    fprintf (f, ",\"missed_rows\":{\"per_region\":%" PRIu64 ",\"marked\":%"
+             PRIu64 "}", missed_rows_per_region (a->missed),
+             missed_rows_count (a->missed, 0));
+  else
+    fprintf (f, ",\"missed_rows\":null");
 }
 
 /* A member's failure (why, when: Unix time), what it is owed (bytes of

@@ -19,14 +19,16 @@
  *            restarted nbdkit resumes the rebuild there (jobs_after_fork).
  *   re-add   the same job, for a member whose readd flag is set: the
  *            failed member's own disk, opened again by its name
- *            (jobs_readd_member; md_array_readd_check said it is that
- *            disk and the bitmap covers what it missed).  Only the rows
- *            under set bits are rebuilt; the job jumps over the others,
- *            moving recovery_stripe past them without a row lock: the
- *            bitmap was set before any write the disk missed went out
- *            and no bit is cleared while a member is not in sync, so a
- *            row whose bit is clear now was not written while it was
- *            out, and a write that starts on it later goes to the member
+ *            (jobs_readd_member; readd_same_disk said it is that disk
+ *            and what records the rows it missed covers it: md's
+ *            bitmap, or in an array without one the record in memory,
+ *            array.c's array_next_missed_row; takes_writes said it is
+ *            back).  Only the rows under set bits (marks) are rebuilt;
+ *            the job jumps over the others, moving recovery_stripe past
+ *            them without a row lock: the mark was set before any write
+ *            the disk missed went out and none is cleared while a member
+ *            is not in sync, so a row whose mark is clear now was not
+ *            written while it was out, and a write that starts on it later goes to the member
  *            too (writes go to every row of a rebuilding member).  A
  *            request on a row the job jumps over meanwhile keeps to the
  *            view of the members it read with (stripe_internal.h's
@@ -86,6 +88,8 @@
 #include "stripe.h"
 
 enum job_kind { JOB_REBUILD, JOB_SCRUB };
+
+#define PROBE_BYTES 4096        /* takes_writes: MEMBER_MAX_ALIGN */
 
 /* How a new member takes a failed role: a replacement (refused over a
  * disk that carries something, unless forced), or the role's own disk
@@ -281,7 +285,7 @@ rebuild_next_row (struct array *a, const struct job *j, uint64_t s)
 
   if (!j->readd || s >= j->whole_from)
     return s;
-  dirty = md_array_next_dirty_row (a->md, s);
+  dirty = array_next_missed_row (a, s);
   return dirty < j->whole_from ? dirty : j->whole_from;
 }
 
@@ -611,6 +615,75 @@ foreign (struct array *a, struct member *m, const char *name, char *msg,
   }
 }
 
+/* Whether m, role i's failed disk opened again, is that disk as it was
+ * when it failed, as far as what records the rows it missed can vouch
+ * for it: md's superblock and its event count (md_array_readd_check), or
+ * in a raw array what its backend can prove (member_vouch: the same
+ * file; the same server instance, still connected).  Sets m's
+ * readd_whole_from.  In a reader section: role i's failed member is
+ * still open.  0, or -1 with why.
+ */
+static int
+readd_same_disk (struct array *a, int i, struct member *m, char *why,
+                 size_t len)
+{
+  struct member *old = members_at (&a->ms, i);
+  const char *reason;
+  uint64_t at, whole;
+  int64_t when;
+
+  if (a->md)
+    return md_array_readd_check (a->md, i, m, array_readd_floor (a),
+                                 &m->readd_whole_from, why, len);
+  if (!member_failure (old, &reason, &when)) {
+    snprintf (why, len, "its failure is still being recorded: try again");
+    return -1;
+  }
+  if (member_vouch (old, m, why, len) == -1)
+    return -1;
+  /* A member that failed while it was rebuilt holds nothing from its
+   * recovery row on; one that failed during a re-add, nothing from the
+   * row its own re-add had to rebuild whole from either (whichever is
+   * further: below it the record covers what it missed).
+   */
+  at = old->failed_at_row;
+  whole = old->readd ? old->readd_whole_from : at;
+  if (at != UINT64_MAX && at > whole)
+    whole = at;
+  m->readd_whole_from = whole;
+  return 0;
+}
+
+/* A disk that answers reads but not writes has not come back: the
+ * re-add's first write would fail it again (and readd=auto would then
+ * leave it out for good).  Its first 4 KiB (the md superblock's padding
+ * on an md member), written back exactly as read, ask before anything
+ * changes; nobody else writes the disk, which is in no role.  0, or -1
+ * with why.
+ */
+static int
+takes_writes (struct member *m, char *why, size_t len)
+{
+  void *buf = aligned_alloc (PROBE_BYTES, PROBE_BYTES);
+  struct member_io read = { .member = m, .op = MEMBER_READ, .buf = buf,
+                            .len = PROBE_BYTES, .offset = 0 };
+  struct member_io write = read, flush = { .member = m, .op = MEMBER_FLUSH };
+  int r = -1;
+
+  write.op = MEMBER_WRITE;
+  if (buf == NULL)
+    snprintf (why, len, "out of memory");
+  else if (member_io_run (&read, 1) == -1)
+    snprintf (why, len, "it does not answer reads: %s", strerror (errno));
+  else if (member_io_run (&write, 1) == -1 || member_io_run (&flush, 1) == -1)
+    snprintf (why, len, "it does not take writes: writing back what it "
+              "holds at offset 0 failed: %s", strerror (errno));
+  else
+    r = 0;
+  free (buf);
+  return r;
+}
+
 /* Whether m can take role i: big enough, aligned, not a disk the array
  * has already; a replacement not another array's or format's (unless
  * forced), a re-added member role i's own disk, as the bitmap can vouch
@@ -639,10 +712,14 @@ check_replacement (struct array *a, int i, struct member *m,
   if (how == TAKE_READD) {
     char why[384];
 
-    if (md_array_readd_check (a->md, i, m, &m->readd_whole_from, why,
-                              sizeof why) == -1) {
+    if (readd_same_disk (a, i, m, why, sizeof why) == -1) {
       snprintf (msg, len, "%s: %s; 'replace %d %s' rebuilds it whole", name,
                 why, i, name);
+      return -1;
+    }
+    if (takes_writes (m, why, sizeof why) == -1) {
+      snprintf (msg, len, "%s: %s; re-add it once it takes writes again",
+                name, why);
       return -1;
     }
   }
@@ -722,13 +799,6 @@ take_member_read (struct jobs *js, int i, const char *name, enum take how,
     return -1;
   }
   was = how == TAKE_READD ? members_at (&a->ms, i)->serial : 0;
-  if (how == TAKE_READD &&
-      md_array_readd_possible (a->md, msg, sizeof msg) == -1) {
-    snprintf (msg + strlen (msg), sizeof msg - strlen (msg),
-              "; 'replace %d PATH' rebuilds it whole", i);
-    *why = msg;
-    return -1;
-  }
   if (strcmp (name, "missing") == 0) {
     *why = how == TAKE_READD ? "the member was 'missing' from the start: "
       "there is no disk to re-add ('replace N PATH' gives it one)"
@@ -929,14 +999,14 @@ readd_owed_rows (struct array *a, const struct member *m, uint64_t from)
   uint64_t whole = m->readd_whole_from, dirty;
 
   if (whole >= a->g.stripes)
-    return md_array_dirty_rows (a->md, from);
+    return array_missed_rows (a, from);
   if (from >= whole)
     return a->g.stripes - from;
   /* Bits are only set while a member is out: counted after those past
    * whole, the rows from `from` on cannot be fewer.
    */
-  dirty = md_array_dirty_rows (a->md, whole);
-  dirty = md_array_dirty_rows (a->md, from) - dirty;
+  dirty = array_missed_rows (a, whole);
+  dirty = array_missed_rows (a, from) - dirty;
   return dirty + a->g.stripes - whole;
 }
 
@@ -954,7 +1024,7 @@ owed_rows (struct array *a, const struct member *m, enum member_state st)
   case MEMBER_IN_SYNC:
     return 0;
   case MEMBER_FAILED:
-    return a->md ? md_array_dirty_rows (a->md, 0) : a->g.stripes;
+    return a->md || a->missed ? array_missed_rows (a, 0) : a->g.stripes;
   default:
     if (m->readd)
       return readd_owed_rows (a, m, from);

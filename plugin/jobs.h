@@ -43,9 +43,10 @@ int jobs_fail_member (struct jobs *js, int i, bool force, char **why);
 int jobs_replace_member (struct jobs *js, int i, const char *name,
                          bool force, char **why);
 /* re-add: failed member i's disk, opened again by the name it was given,
- * is checked to be that disk with the write-intent bitmap covering what
- * it missed (md_array_readd_check), then rebuilt only where the bitmap's
- * bits are set.  Refused, changing nothing, otherwise.
+ * is checked to be that disk, with the write-intent bitmap (or, without
+ * one, the record in memory) covering what it missed, and to take
+ * writes; then rebuilt only where the bits (marks) are set.  Refused,
+ * changing nothing else, otherwise.
  */
 int jobs_readd_member (struct jobs *js, int i, char **why);
 int jobs_scrub_start (struct jobs *js, bool repair, char **why);

@@ -16,6 +16,7 @@
  *                      sentinel_lock | registry_lock; backoff_lock alone
  *   9. md_array.c      an md identity's lock (inside member I/O)
  *  10. control.c       clients_lock      alone
+ *  11. missed_rows.c   sweep_lock | thread_lock, each alone
  *
  * Member I/O (8, 9) may be issued under any of 1-7.  A thread holds at
  * most one stripe head (6), and takes none of 1-5 while it does: what
@@ -29,7 +30,8 @@
  * no access to it can be a plain one by mistake: member states and
  * recovery offsets (member.h), the member table's slots and reader counts
  * (members.h), md's clean flag and writes in flight (md_array.c), the
- * bitmap's written generation, job progress and stop requests (jobs.c),
+ * bitmap's written generation, the in-memory record's marks and
+ * counters (missed_rows.c), job progress and stop requests (jobs.c),
  * the cache's counters.  A plain access to an _Atomic object is a
  * sequentially consistent one; weaker orders are spelled out where used.
  */

@@ -1418,10 +1418,8 @@ md_array_create (struct members *ms, const struct geometry *g,
  */
 static const char *
 readd_refusal (struct md_array *md, int i, const struct md_super *sb,
-               char *msg, size_t len)
+               uint64_t floor, char *msg, size_t len)
 {
-  uint64_t floor;
-
   if (memcmp (sb->set_uuid, md->sb.set_uuid, 16))
     return "it is a different disk: its md superblock belongs to another "
       "array (set UUID)";
@@ -1436,29 +1434,18 @@ readd_refusal (struct md_array *md, int i, const struct md_super *sb,
               sb->events, md->max_events);
     return msg;
   }
-  floor = md_bitmap_cleared_at (md->bitmap);
   if (sb->events < floor) {
-    snprintf (msg, len, "the write-intent bitmap cannot prove its content: "
-              "its md superblock (events %" PRIu64 ") is older than the "
-              "bitmap's last clearing (events %" PRIu64 "), so it may miss "
-              "writes whose bits are gone", sb->events, floor);
+    snprintf (msg, len, "%s cannot prove its content: its md superblock "
+              "(events %" PRIu64 ") is older than %s (events %" PRIu64 "), "
+              "so it may miss writes %s", md->bitmap ?
+              "the write-intent bitmap" : "the record of missed rows (in "
+              "memory: the array has no bitmap)", sb->events,
+              md->bitmap ? "the bitmap's last clearing" :
+              "the record's start or last clearing", floor, md->bitmap ?
+              "whose bits are gone" : "that were never recorded");
     return msg;
   }
   return NULL;
-}
-
-int
-md_array_readd_possible (const struct md_array *md, char *msg, size_t len)
-{
-  if (md == NULL)
-    snprintf (msg, len, "a raw array (metadata=none) has no write-intent "
-              "bitmap to resync from");
-  else if (md->bitmap == NULL)
-    snprintf (msg, len, "the array has no write-intent bitmap to resync "
-              "from");
-  else
-    return 0;
-  return -1;
 }
 
 /* The row from which m's content is unknown: a member that failed
@@ -1477,14 +1464,13 @@ readd_whole_from (const struct md_array *md, const struct md_super *sb)
 
 int
 md_array_readd_check (struct md_array *md, int i, struct member *m,
-                      uint64_t *whole_from, char *msg, size_t len)
+                      uint64_t floor, uint64_t *whole_from, char *msg,
+                      size_t len)
 {
   struct md_super *sb;
   const char *why = NULL;
   int r;
 
-  if (md_array_readd_possible (md, msg, len) == -1)
-    return -1;
   if ((sb = malloc (sizeof *sb)) == NULL) {
     snprintf (msg, len, "out of memory");
     return -1;
@@ -1501,23 +1487,13 @@ md_array_readd_check (struct md_array *md, int i, struct member *m,
   else {
     ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&md->lock);
 
-    why = readd_refusal (md, i, sb, msg, len);
+    why = readd_refusal (md, i, sb, floor, msg, len);
     if (why && why != msg)
       snprintf (msg, len, "%s", why);
     if (why == NULL) {
       expect_super (m, sb, true);
       *whole_from = readd_whole_from (md, sb);
     }
-  }
-  /* A disk that answers reads but not writes has not come back: the
-   * re-add's first write would fail it again.  Its superblock, written
-   * back as it was read (md_super_format keeps every byte it parsed),
-   * asks before anything changes.
-   */
-  if (r == 1 && why == NULL && md_super_write (m, sb) == -1) {
-    snprintf (msg, len, "it does not take writes: writing its superblock "
-              "back failed: %s", strerror (errno ? errno : EIO));
-    why = msg;
   }
   free (sb);
   return r == 1 && why == NULL ? 0 : -1;
@@ -1537,6 +1513,28 @@ md_array_readd_expect (struct md_array *md, int i, uint64_t serial)
 
   ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&md->lock);
   md->readd_serial[i] = serial;
+}
+
+bool
+md_array_has_bitmap (const struct md_array *md)
+{
+  return md && md->bitmap;
+}
+
+uint64_t
+md_array_events (struct md_array *md)
+{
+  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&md->lock);
+  /* Active right after clean, the count may go back down to the clean
+   * one (next_events), which is then what the members say.
+   */
+  return md->sb.events - (md->can_decrease ? 1 : 0);
+}
+
+uint64_t
+md_array_bitmap_cleared_at (struct md_array *md)
+{
+  return md && md->bitmap ? md_bitmap_cleared_at (md->bitmap) : 0;
 }
 
 uint64_t

@@ -66,22 +66,18 @@ bool md_array_bitmap_stats (struct md_array *md, struct md_bitmap_stats *st);
  */
 void md_array_close (struct md_array *md);
 
-/* Re-add (jobs.c).  Whether the array can re-add a member at all (0),
- * or not (-1, why in msg: a raw array, no bitmap), asked before any disk
- * is opened.  Whether m, reopened for failed role i, is that role's disk
- * as it was and the write-intent bitmap covers what it missed (0; m then
- * has its identity), or not (-1, the reason in msg: no bitmap, a
- * different disk, bits cleared since it left).  *whole_from is the row
- * from which the bitmap cannot vouch for m at all, because m failed
- * during a full rebuild that had reached it (UINT64_MAX: none).
- * md_array_readd_possible writes nothing; md_array_readd_check writes
- * only m's own superblock back as it read it, once m passed every check,
- * to learn that m takes writes (-1 "it does not take writes" if not).
+/* Re-add (jobs.c).  Whether m, reopened for failed role i, is that
+ * role's disk as it was, not older than `floor` (md's event count at the
+ * last clearing of what records the rows it missed: the bitmap's, or
+ * array.c's record in memory) (0; m then has its identity), or not (-1,
+ * the reason in msg: a different disk, marks cleared since it left).
+ * *whole_from is the row from which nothing can vouch for m at all,
+ * because m failed during a full rebuild that had reached it
+ * (UINT64_MAX: none).  Writes nothing.
  */
-int md_array_readd_possible (const struct md_array *md, char *msg,
-                             size_t len);
 int md_array_readd_check (struct md_array *md, int i, struct member *m,
-                          uint64_t *whole_from, char *msg, size_t len);
+                          uint64_t floor, uint64_t *whole_from, char *msg,
+                          size_t len);
 /* Whether role i's member was given at start-up with a stale
  * superblock: it is in its role, failed, and may be re-added.
  */
@@ -96,6 +92,14 @@ void md_array_readd_expect (struct md_array *md, int i, uint64_t serial);
  */
 uint64_t md_array_next_dirty_row (struct md_array *md, uint64_t row);
 uint64_t md_array_dirty_rows (struct md_array *md, uint64_t from);
+/* Whether the array has a write-intent bitmap (false for NULL); md's
+ * event count now, the lower one while it may go back down to it (an
+ * array marked active right after clean: what a member in sync may say);
+ * md's count at the bitmap's last clearing (0 without).
+ */
+bool md_array_has_bitmap (const struct md_array *md);
+uint64_t md_array_events (struct md_array *md);
+uint64_t md_array_bitmap_cleared_at (struct md_array *md);
 
 /* Whether m, offered as a replacement, carries another array's md
  * superblock or another format (1, with what in msg), is blank or this

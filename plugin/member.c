@@ -68,6 +68,8 @@ member_fail_because (struct member *m, const char *why)
   enum member_state old = atomic_exchange (&m->state, MEMBER_FAILED);
 
   if (old != MEMBER_FAILED) {
+    m->failed_at_row = old == MEMBER_REBUILDING ?
+      member_recovery_stripe (m) : UINT64_MAX;
     snprintf (m->fail_reason, sizeof m->fail_reason, "%s", why);
     m->fail_time = time (NULL);
     atomic_store_explicit (&m->fail_recorded, true, memory_order_release);
@@ -161,6 +163,20 @@ bool
 member_same (const struct member *a, const struct member *b)
 {
   return a->ops == b->ops && a->ops->same && a->ops->same (a, b);
+}
+
+int
+member_vouch (struct member *old, struct member *m, char *why, size_t whylen)
+{
+  if (!member_same (old, m)) {
+    snprintf (why, whylen, "nothing proves it is the failed member's disk: "
+              "it is not the same %s member (without md metadata a file is known by "
+              "its device and inode, an NBD export by its server process or "
+              "address and its export name)", old->ops->kind == m->ops->kind
+              ? m->ops->kind : "kind of");
+    return -1;
+  }
+  return old->ops->vouch ? old->ops->vouch (old, m, why, whylen) : 0;
 }
 
 /* Hand each backend the requests for its members, in one call each, so

@@ -80,6 +80,12 @@ struct member_ops {
    * inode, server; never by their names).  NULL: never.
    */
   bool (*same) (const struct member *a, const struct member *b);
+  /* Raw arrays' re-add (member_vouch): whether failed member old, which
+   * `same` says b is, can prove that b still holds old's data (0), or
+   * not (-1, why).  NULL: `same` is proof enough (a file: its inode).
+   */
+  int (*vouch) (struct member *old, struct member *b, char *why,
+                size_t whylen);
   void (*close) (struct member *m);
 };
 
@@ -149,6 +155,11 @@ struct member {
   _Atomic bool failed_by_operator;
   char fail_reason[160];
   int64_t fail_time;            /* CLOCK_REALTIME, seconds */
+  /* REBUILDING when it failed: its recovery row then (the rows from
+   * there on never reached it); UINT64_MAX if it was in sync.  Written
+   * with fail_reason.
+   */
+  uint64_t failed_at_row;
   /* A re-added member (jobs.c): its rebuild rewrites only the rows the
    * write-intent bitmap marks.  Set before it is published in the member
    * table, never changed after.
@@ -246,6 +257,13 @@ member_identity (const struct member *m)
  * (inode, server), not by their names (member_ops.same).
  */
 bool member_same (const struct member *a, const struct member *b);
+/* A raw array's re-add: is m, opened again by failed member old's name,
+ * old's disk still holding old's data, as far as its backend can tell?
+ * 0, or -1 with why (a different file, server or export; a server that
+ * was restarted since).
+ */
+int member_vouch (struct member *old, struct member *m, char *why,
+                  size_t whylen);
 
 int member_io_run (struct member_io *ios, size_t n);
 

@@ -1061,11 +1061,14 @@ nbd_member_close (struct member *m)
 }
 
 static bool nbd_same (const struct member *a, const struct member *b);
+static int nbd_vouch (struct member *old, struct member *b, char *why,
+                      size_t whylen);
 
 static const struct member_ops nbd_ops = {
   .kind = "nbd",
   .io = nbd_io,
   .same = nbd_same,
+  .vouch = nbd_vouch,
   .close = nbd_member_close,
 };
 
@@ -1186,4 +1189,24 @@ nbd_same (const struct member *a, const struct member *b)
 
   return a->size == b->size && same_server (&na->server, &nb->server) &&
     strcmp (na->export_name, nb->export_name) == 0;
+}
+
+/* A raw array's re-add: b, just opened by failed member old's URI, holds
+ * old's data if it reached the server instance old's sentinel is still
+ * connected to, as a reconnection of old would have to (see Identity
+ * above): a server restarted or replaced since has closed the sentinel.
+ * b's connection made at open is the new connection.
+ */
+static int
+nbd_vouch (struct member *old, struct member *b, char *why, size_t whylen)
+{
+  struct nbd_member *nb = b->priv;
+  struct nbd_handle *h = nb->multi_conn ? nb->sentinel : nb->shared;
+
+  if (h == NULL) {
+    snprintf (why, whylen, "it has no connection to check");
+    return -1;
+  }
+  return check_same_server (old, h, now_ms () + timeout_ms, why,
+                            whylen) == 0 ? 0 : -1;
 }

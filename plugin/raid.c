@@ -126,8 +126,7 @@ raid_config_complete (void)
     char why[256];
 
     if (readd_auto_check (array, why, sizeof why) == -1) {
-      nbdkit_error ("readd=auto: %s (re-add needs an md array with a "
-                    "write-intent bitmap)", why);
+      nbdkit_error ("readd=auto: %s", why);
       array_close (array);
       array = NULL;
     }

@@ -37,6 +37,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -46,7 +47,6 @@
 #include "array.h"
 #include "jobs.h"
 #include "lock.h"
-#include "md_array.h"
 #include "members.h"
 #include "readd_auto.h"
 
@@ -88,7 +88,10 @@ now_ns (void)
 int
 readd_auto_check (const struct array *a, char *msg, size_t len)
 {
-  return md_array_readd_possible (a->md, msg, len);
+  if (!a->readonly)
+    return 0;
+  snprintf (msg, len, "the array is read-only: nothing can be re-added");
+  return -1;
 }
 
 /* What to do with role i now: 1 try a re-add, 0 nothing. */

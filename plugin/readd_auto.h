@@ -12,7 +12,7 @@ struct array;
 struct jobs;
 
 /* Whether array a can re-add at all (config_complete, before anything
- * is written): 0, or -1 with why in msg (a raw array, no bitmap).
+ * is written): 0, or -1 with why in msg (a read-only array).
  */
 int readd_auto_check (const struct array *a, char *msg, size_t len);
 /* In the serving process (after_fork): start the watcher.  0, or -1

@@ -384,6 +384,17 @@ test_members_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
 test_members_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
 
+# The in-memory record of missed rows (plugin/missed_rows.c) that arrays
+# without an on-disk bitmap re-add from.
+if HAVE_CHECK
+check_PROGRAMS += test_missed_rows
+TESTS += test_missed_rows
+test_missed_rows_SOURCES = test_missed_rows.c member_mem.c member_mem.h \
+	../plugin/missed_rows.c ../plugin/members.c ../plugin/member.c
+test_missed_rows_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
+test_missed_rows_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
+endif
+
 # Re-add from the write-intent bitmap (issue 13): a failed member's own
 # disk taken back with re-add N, only the rows under set bits resynced
 # (readd.py: what the tests share); a different disk, or one the bitmap
@@ -431,3 +442,8 @@ TESTS += test-raid-readd-auto-refused.py
 EXTRA_DIST += test-raid-readd-auto-refused.py
 TESTS += test-raid-readd-writes-fail.py
 EXTRA_DIST += test-raid-readd-writes-fail.py
+# Arrays without an on-disk bitmap (raw, bitmap=none) re-add from the
+# record of missed rows kept in memory.
+TESTS += test-raid-readd-memory.py
+TSAN_TESTS += test-raid-readd-memory.py
+EXTRA_DIST += test-raid-readd-memory.py

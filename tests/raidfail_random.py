@@ -28,7 +28,7 @@ servers restarted under I/O: in raw mode nothing identifies a disk across
 a restart, so the member is doomed; in md mode its superblock vouches for
 it) and "re-adds" (failed members whose disks come back, servers started
 again, taken back with `re-add N`: from the bitmap on md arrays that have
-one, refused elsewhere).  The mix comes from the seed unless RAID_TEST_MIX
+one, from the record in memory elsewhere).  The mix comes from the seed unless RAID_TEST_MIX
 names one, so a seed replays with its mix.
 
 Modes:
@@ -315,9 +315,16 @@ class Run:
         """A failed member's disk comes back (its EIO triggers cleared, its
         server started again on the same file) and `re-add N` takes it
         back: accepted on md arrays with a bitmap (which covers what it
-        missed: bits are not cleared while a member is out), refused,
-        writing nothing, on raw arrays, without a bitmap, or for a role
-        that was given as missing at the last start."""
+        missed: bits are not cleared while a member is out); refused,
+        writing nothing, for a role that was given as missing at the last
+        start.  Without a bitmap (raw arrays, md without one) the record
+        of missed rows is in memory: a member that failed since the last
+        start is taken back, unless nothing proves it is the same disk (a
+        raw member whose server was restarted); one out of date at the
+        start is refused.  The model does not follow every one of those
+        cases: either answer is taken, a refusal for one of those reasons
+        only, and whatever was taken back must then hold the shadow (the
+        compares, the scrub, raidcheck.py)."""
         cands = [i for i in range(self.n) if self.model[i] == "failed"]
         if not cands:
             return
@@ -330,22 +337,31 @@ class Run:
             m.fail_writes(False)
         st = self.status()
         line = "re-add %d" % i
-        if not self.md or not self.bitmap or \
-                st["members"][i]["name"] == "missing":
-            r = self.ctl.error(line)
-            assert ("bitmap" in r or "missing" in r) and "replace" in r, \
-                "op %d: %r refused, but why: %s" % (self.op, line, r)
-            self.counts["readd-refused"] += 1
-            self.note("re-add member %d refused: %s" % (i, r))
-            return
         if st["scrub"]["running"]:
             self.ctl.ok("scrub stop")
             self.ctl.wait_idle(30)
             self.note("scrub stopped for a re-add")
-        self.ctl.ok(line)
+        if st["members"][i]["name"] == "missing":
+            self.readd_refused(i, line, "missing")
+            return
+        if not (self.md and self.bitmap):
+            r = self.ctl.cmd(line)
+            if r != "ok":
+                self.readd_refused(i, line, "nothing proves",
+                                   "record of missed rows", reply=r)
+                return
+        else:
+            self.ctl.ok(line)
         self.model[i] = "rebuilding"
         self.counts["readd"] += 1
         self.note("re-add member %d (%s)" % (i, os.path.basename(m.disk)))
+
+    def readd_refused(self, i, line, *why, reply=None):
+        r = reply if reply is not None else self.ctl.error(line)
+        assert any(w in r for w in why) and "replace" in r, \
+            "op %d: %r refused, but why: %s" % (self.op, line, r)
+        self.counts["readd-refused"] += 1
+        self.note("re-add member %d refused: %s" % (i, r))
 
     def restart_member(self):
         """Restart a remote member's server on the same file and socket

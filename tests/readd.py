@@ -32,29 +32,45 @@ REMOTE = 1                       # the member served over NBD
 
 
 class Case:
-    def __init__(self, t, level, n, chunk, bchunk, params=(), remote=True):
+    """raw=True: a raw array (metadata=none, no superblocks), whose
+    record of what a member missed is in memory (missed_rows in the
+    status); bchunk=None: an md array without a bitmap, likewise."""
+
+    def __init__(self, t, level, n, chunk, bchunk, params=(), remote=True,
+                 raw=False):
         self.t, self.level, self.n = t, level, n
-        self.chunk, self.bchunk = chunk, bchunk
+        self.chunk, self.bchunk = (chunk, None if raw else bchunk)
         msize = DATA + 2 * M
         self.members = [t.member(msize, "remote" if remote and i == REMOTE
                                  else "local") for i in range(n)]
         self.paths = [m.path for m in self.members]
-        bitmap = ["bitmap=none"] if bchunk is None else \
-            ["bitmap-chunk=%d" % bchunk, "bitmap-delay=%d" % DELAY]
-        self.arr = t.array(self.members, level=level, chunk=chunk,
-                           layout=None, data_offset=None, control=True,
-                           nbdkit_args=["-v"],
-                           params=["create=true"] + bitmap + list(params))
+        if raw:
+            self.arr = t.array(self.members, level=level, chunk=chunk,
+                               control=True, nbdkit_args=["-v"],
+                               params=list(params))
+        else:
+            bitmap = ["bitmap=none"] if bchunk is None else \
+                ["bitmap-chunk=%d" % bchunk, "bitmap-delay=%d" % DELAY]
+            self.arr = t.array(self.members, level=level, chunk=chunk,
+                               layout=None, data_offset=None, control=True,
+                               nbdkit_args=["-v"],
+                               params=["create=true"] + bitmap + list(params))
         self.ctl = self.arr.ctl
         self.shadow = wl.fill(self.arr.h, t.rng)
-        self.ctl.finished_scrub()
-        if bchunk is not None:
-            self.wait_bits_clear("after the fill")
+        if not raw:
+            self.ctl.finished_scrub()
+        self.wait_bits_clear("after the fill")
         self.rows = self.arr.rows
 
     def wait_bits_clear(self, what):
-        wait_until(lambda: self.ctl.status()["bitmap"]["dirty"] == 0,
-                   10 * DELAY + 5, "the bits clear " + what)
+        """Until nothing is marked, in the bitmap or the in-memory
+        record of an array without one."""
+        def clear():
+            st = self.ctl.status()
+            if st["bitmap"] is not None:
+                return st["bitmap"]["dirty"] == 0
+            return st["missed_rows"]["marked"] == 0
+        wait_until(clear, 10 * DELAY + 5, "the marks clear " + what)
 
     def refused(self, line, *words):
         return refused(self.ctl, self.paths, line, *words)
@@ -67,8 +83,11 @@ class Case:
 
     def dirty_rows(self, rows):
         """Every row under the bits that cover these rows (a re-add
-        resyncs whole bits' regions, in whole rows)."""
+        resyncs whole bits' regions, in whole rows).  Without a bitmap
+        the record in memory has a mark per row at these sizes."""
         c, b = self.chunk, self.bchunk
+        if b is None:
+            return set(rows)
         bits = {x for s in rows
                 for x in range(s * c // b, ((s + 1) * c - 1) // b + 1)}
         return {s for s in range(self.rows)

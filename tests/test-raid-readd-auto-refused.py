@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
 """readd=auto where nothing can be re-added stops nbdkit at start-up,
-saying why, and writes nothing: a raw array (metadata=none) and an md
-array without a write-intent bitmap; readd= with another value is
-refused by name.
+saying why, and writes nothing: a read-only array; readd= with another
+value is refused by name.  (Raw arrays and md arrays without a bitmap
+re-add from their record in memory: test-raid-readd-memory.py.)
 """
 
 import subprocess
@@ -28,8 +28,7 @@ with faults.Test() as t:
         faults.log("  %s: %s" % (" ".join(params), r.stderr.strip()
                                  .splitlines()[-1]))
 
-    refused(["metadata=none", "readd=auto"], "readd=auto", "raw array")
-    refused(["create=true", "bitmap=none", "readd=auto"], "readd=auto",
-            "no write-intent bitmap")
+    refused(["metadata=none", "readonly=true", "readd=auto"], "readd=auto",
+            "read-only")
     refused(["metadata=none", "readd=sometimes"], "readd=sometimes",
             "manual or auto")

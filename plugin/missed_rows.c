@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The rows a failed member missed, kept in memory, for arrays that have
+ * no write-intent bitmap on disk (raw arrays, md arrays with
+ * bitmap=none), so that a member that comes back while nbdkit still runs
+ * can be re-added from it as from md's bitmap (jobs.c): only the rows
+ * written while it was out are resynced.  It lives and dies with the
+ * process: after a restart nothing says what a member missed.
+ *
+ * The rule is md's bitmap's (md_bitmap.c): a write's region is marked
+ * before any of its member I/O goes out, and marks are cleared only while
+ * every member is in sync, never while one has failed or is being
+ * rebuilt.  So at any moment a row whose mark is clear was not written
+ * since the last moment the array was healthy, which is what lets a
+ * re-add jump over it.  A write that is in flight when a member fails is
+ * the delicate case: it may have reached the others and not the member,
+ * so its mark must outlive the clearing that began while the array was
+ * still healthy.  md keeps a count of writes in flight per bit for that;
+ * here the whole record has two generations instead, which costs one
+ * counter per write rather than one per region:
+ *
+ *   write_begin:  g = cur; inflight[g]++ (again if cur moved meanwhile);
+ *                 mark the rows' regions in bits[g]; ... member I/O ...
+ *   write_end:    inflight[g]--
+ *   sweep (every SWEEP_MS, one thread):
+ *       healthy?  flip: cur = !old, where old was cur     (new writes
+ *                 mark the other generation from now on)
+ *       later, once inflight[old] == 0 (every write that could have
+ *       marked old has ended):
+ *                 still healthy?  clear bits[old]
+ *
+ * A write marks old only if it saw cur == old after counting itself in
+ * inflight[old] (sequentially consistent), so the sweep, which flips cur
+ * and then reads inflight[old], either sees it counted or it sees the
+ * flip and marks the new generation.  A write that ended before the
+ * drain reached the member before any failure that the second health
+ * check would see; one that was in flight when a member failed keeps its
+ * mark, since the array is not healthy again until that member has been
+ * rebuilt or re-added (from these very marks).  A region is marked in
+ * bits[0] | bits[1].
+ *
+ * Memory: one bit per region per generation, at most MAX_REGIONS regions
+ * (2 x 128 KiB), each of as many rows as that takes; a re-add resyncs
+ * whole regions.
+ *
+ * Floor.  An md array's re-add also asks whether the disk that comes back
+ * is too old for the record (a copy from before the last clearing may
+ * lack writes whose marks are gone): cleared_at is md's event count read
+ * at the flip of the last clearing, as md_bitmap.c records md's count at
+ * its clearing.  Before any clearing it is the count at start-up: the
+ * record covers everything written since.
+ *
+ * Locks: sweep_lock (one sweep at a time, the sweep's fields) and
+ * thread_lock (stop and wake) are each taken alone (lock.h); the marks
+ * and counters are atomics.
+ */
+
+#include <config.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define NBDKIT_API_VERSION 2
+#include <nbdkit-plugin.h>
+
+#include "lock.h"
+#include "members.h"
+#include "missed_rows.h"
+
+#define MAX_REGIONS (UINT64_C (1) << 20)
+#define SWEEP_MS 1000
+
+struct missed_rows {
+  struct members *ms;
+  uint64_t rows, rows_per_region, regions, words;
+  uint64_t (*epoch) (void *);
+  void *epoch_arg;
+  _Atomic uint64_t *bits[2];    /* a bit per region, per generation */
+  _Atomic unsigned cur;         /* the generation writes mark */
+  _Atomic uint64_t inflight[2]; /* writes that marked (or may mark) each */
+  _Atomic uint64_t cleared_at;
+
+  pthread_mutex_t sweep_lock;   /* the three fields below */
+  bool draining;                /* old flipped out, not yet cleared */
+  unsigned old;
+  uint64_t epoch_at_flip;
+
+  pthread_mutex_t thread_lock;  /* the three fields below */
+  pthread_cond_t wake;
+  bool stop;
+  bool running;
+  pthread_t thread;
+};
+
+struct missed_rows *
+missed_rows_new (struct members *ms, uint64_t rows,
+                 uint64_t (*epoch) (void *), void *epoch_arg)
+{
+  struct missed_rows *mr = calloc (1, sizeof *mr);
+
+  if (mr == NULL)
+    return NULL;
+  mr->ms = ms;
+  mr->rows = rows ? rows : 1;
+  mr->rows_per_region = (mr->rows + MAX_REGIONS - 1) / MAX_REGIONS;
+  mr->regions = (mr->rows + mr->rows_per_region - 1) / mr->rows_per_region;
+  mr->words = (mr->regions + 63) / 64;
+  mr->epoch = epoch;
+  mr->epoch_arg = epoch_arg;
+  for (int g = 0; g < 2; g++) {
+    mr->bits[g] = calloc (mr->words, sizeof *mr->bits[g]);
+    if (mr->bits[g] == NULL) {
+      free (mr->bits[0]);
+      free (mr);
+      return NULL;
+    }
+  }
+  atomic_init (&mr->cleared_at, epoch ? epoch (epoch_arg) : 0);
+  pthread_mutex_init (&mr->sweep_lock, NULL);
+  pthread_mutex_init (&mr->thread_lock, NULL);
+  pthread_cond_init (&mr->wake, NULL);
+  return mr;
+}
+
+unsigned
+missed_rows_write_begin (struct missed_rows *mr, uint64_t first,
+                         uint64_t end)
+{
+  unsigned g;
+
+  if (mr == NULL)
+    return 0;
+  for (;;) {
+    g = atomic_load (&mr->cur);
+    atomic_fetch_add (&mr->inflight[g], 1);
+    if (atomic_load (&mr->cur) == g)
+      break;
+    atomic_fetch_sub (&mr->inflight[g], 1);
+  }
+  if (end > mr->rows)
+    end = mr->rows;
+  if (first < end)
+    for (uint64_t r = first / mr->rows_per_region;
+         r <= (end - 1) / mr->rows_per_region; r++) {
+      _Atomic uint64_t *w = &mr->bits[g][r / 64];
+      uint64_t bit = UINT64_C (1) << (r % 64);
+
+      /* Marked already: stays so while this write is counted. */
+      if (!(atomic_load_explicit (w, memory_order_relaxed) & bit))
+        atomic_fetch_or (w, bit);
+    }
+  return g;
+}
+
+void
+missed_rows_write_end (struct missed_rows *mr, unsigned token)
+{
+  if (mr)
+    atomic_fetch_sub (&mr->inflight[token], 1);
+}
+
+static bool
+marked (struct missed_rows *mr, uint64_t region)
+{
+  uint64_t bit = UINT64_C (1) << (region % 64);
+
+  return (atomic_load (&mr->bits[0][region / 64]) |
+          atomic_load (&mr->bits[1][region / 64])) & bit;
+}
+
+uint64_t
+missed_rows_next (struct missed_rows *mr, uint64_t row)
+{
+  for (uint64_t r = row / mr->rows_per_region; r < mr->regions; r++)
+    if (marked (mr, r)) {
+      uint64_t start = r * mr->rows_per_region;
+
+      return start > row ? start : row;
+    }
+  return UINT64_MAX;
+}
+
+uint64_t
+missed_rows_count (struct missed_rows *mr, uint64_t from)
+{
+  uint64_t n = 0;
+
+  for (uint64_t r = from / mr->rows_per_region; r < mr->regions; r++)
+    if (marked (mr, r)) {
+      uint64_t start = r * mr->rows_per_region;
+      uint64_t end = start + mr->rows_per_region;
+
+      if (start < from)
+        start = from;
+      if (end > mr->rows)
+        end = mr->rows;
+      n += end - start;
+    }
+  return n;
+}
+
+uint64_t
+missed_rows_per_region (struct missed_rows *mr)
+{
+  return mr->rows_per_region;
+}
+
+uint64_t
+missed_rows_cleared_at (struct missed_rows *mr)
+{
+  return atomic_load (&mr->cleared_at);
+}
+
+void
+missed_rows_sweep (struct missed_rows *mr)
+{
+  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&mr->sweep_lock);
+
+  if (!mr->draining) {
+    if (!members_healthy (mr->ms))
+      return;
+    mr->epoch_at_flip = mr->epoch ? mr->epoch (mr->epoch_arg) : 0;
+    mr->old = atomic_load (&mr->cur);
+    atomic_store (&mr->cur, mr->old ^ 1);
+    mr->draining = true;
+  }
+  if (atomic_load (&mr->inflight[mr->old]) != 0)
+    return;                     /* the next sweep looks again */
+  if (members_healthy (mr->ms)) {
+    for (uint64_t w = 0; w < mr->words; w++)
+      atomic_store_explicit (&mr->bits[mr->old][w], 0, memory_order_relaxed);
+    atomic_store (&mr->cleared_at, mr->epoch_at_flip);
+  }
+  mr->draining = false;
+}
+
+static void *
+sweeper (void *arg)
+{
+  struct missed_rows *mr = arg;
+
+  pthread_mutex_lock (&mr->thread_lock);
+  while (!mr->stop) {
+    struct timespec t;
+
+    pthread_mutex_unlock (&mr->thread_lock);
+    missed_rows_sweep (mr);
+    pthread_mutex_lock (&mr->thread_lock);
+    clock_gettime (CLOCK_REALTIME, &t);
+    t.tv_nsec += SWEEP_MS % 1000 * 1000000L;
+    t.tv_sec += SWEEP_MS / 1000 + t.tv_nsec / 1000000000L;
+    t.tv_nsec %= 1000000000L;
+    if (!mr->stop)
+      pthread_cond_timedwait (&mr->wake, &mr->thread_lock, &t);
+  }
+  pthread_mutex_unlock (&mr->thread_lock);
+  return NULL;
+}
+
+int
+missed_rows_start (struct missed_rows *mr)
+{
+  int err;
+
+  if (mr == NULL)
+    return 0;
+  err = pthread_create (&mr->thread, NULL, sweeper, mr);
+  if (err) {
+    errno = err;
+    nbdkit_error ("raid: cannot start the thread that clears the record of "
+                  "missed rows: %m");
+    return -1;
+  }
+  mr->running = true;
+  return 0;
+}
+
+void
+missed_rows_free (struct missed_rows *mr)
+{
+  if (mr == NULL)
+    return;
+  if (mr->running) {
+    pthread_mutex_lock (&mr->thread_lock);
+    mr->stop = true;
+    pthread_cond_signal (&mr->wake);
+    pthread_mutex_unlock (&mr->thread_lock);
+    pthread_join (mr->thread, NULL);
+  }
+  pthread_mutex_destroy (&mr->sweep_lock);
+  pthread_mutex_destroy (&mr->thread_lock);
+  pthread_cond_destroy (&mr->wake);
+  free (mr->bits[0]);
+  free (mr->bits[1]);
+  free (mr);
+}
