@@ -459,10 +459,19 @@ md_bitmap_events (struct md_bitmap *bm, uint64_t events)
   bm->md_events = events;
   if (events <= bm->sb.events) {
     /* The count went back down (md_array.c's next_events): the bitmap,
-     * one ahead, stays as it is.  Members without it still get it.
+     * one ahead, stays as it is.  Members without it still get it.  If
+     * the bits were cleared at the count it went down from, the members
+     * now say the count below: md lowers events_cleared with it
+     * (bitmap_update_sb: "rocking back"), or a member that fails now
+     * could never be re-added, its superblock older than the clearing.
      */
+    target = 0;
+    if (events < bm->cleared_at) {
+      bm->sb.events_cleared = bm->cleared_at = events;
+      bm->page_gen[0] = target = ++bm->gen;
+    }
     pthread_mutex_unlock (&bm->lock);
-    return writeout (bm, 0);
+    return writeout (bm, target);
   }
   bm->sb.events = events;
   bm->page_gen[0] = target = ++bm->gen;

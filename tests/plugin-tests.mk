@@ -444,6 +444,11 @@ TESTS += test-raid-readd-writes-fail.py
 EXTRA_DIST += test-raid-readd-writes-fail.py
 # Arrays without an on-disk bitmap (raw, bitmap=none) re-add from the
 # record of missed rows kept in memory.
+# A member that fails right after the array went clean (md's count back
+# down below the last clearing's) is still re-added, as md lowers
+# events_cleared with the count.
+TESTS += test-raid-ctl-readd-after-clean.py
+EXTRA_DIST += test-raid-ctl-readd-after-clean.py
 TESTS += test-raid-readd-memory.py
 TSAN_TESTS += test-raid-readd-memory.py
 EXTRA_DIST += test-raid-readd-memory.py
