@@ -615,6 +615,30 @@ foreign (struct array *a, struct member *m, const char *name, char *msg,
   }
 }
 
+/* The row from which failed member m holds nothing, as far as this
+ * process saw (an md re-add takes its superblock's recovery offset,
+ * which may lag): a member that failed while it was rebuilt holds
+ * nothing from its recovery row on; one that failed during a re-add,
+ * nothing from the row its own re-add had to rebuild whole from either
+ * (whichever is further: below it the marks cover what it missed).
+ * UINT64_MAX: it was in sync.
+ */
+static uint64_t
+failed_whole_from (const struct member *m)
+{
+  const char *why;
+  int64_t when;
+  uint64_t at, whole;
+
+  if (!member_failure (m, &why, &when))
+    return UINT64_MAX;
+  at = m->failed_at_row;
+  if (at == UINT64_MAX)
+    return UINT64_MAX;
+  whole = m->readd ? m->readd_whole_from : at;
+  return at > whole ? at : whole;
+}
+
 /* Whether m, role i's failed disk opened again, is that disk as it was
  * when it failed, as far as what records the rows it missed can vouch
  * for it: md's superblock and its event count (md_array_readd_check), or
@@ -629,7 +653,6 @@ readd_same_disk (struct array *a, int i, struct member *m, char *why,
 {
   struct member *old = members_at (&a->ms, i);
   const char *reason;
-  uint64_t at, whole;
   int64_t when;
 
   if (a->md)
@@ -641,16 +664,7 @@ readd_same_disk (struct array *a, int i, struct member *m, char *why,
   }
   if (member_vouch (old, m, why, len) == -1)
     return -1;
-  /* A member that failed while it was rebuilt holds nothing from its
-   * recovery row on; one that failed during a re-add, nothing from the
-   * row its own re-add had to rebuild whole from either (whichever is
-   * further: below it the record covers what it missed).
-   */
-  at = old->failed_at_row;
-  whole = old->readd ? old->readd_whole_from : at;
-  if (at != UINT64_MAX && at > whole)
-    whole = at;
-  m->readd_whole_from = whole;
+  m->readd_whole_from = failed_whole_from (old);
   return 0;
 }
 
@@ -990,19 +1004,19 @@ jobs_scrub_stop (struct jobs *js)
     job_stop_locked (js);
 }
 
-/* The rows a re-add of m still writes from row `from` on: those the
- * bitmap marks below m's readd_whole_from, and every row from there.
+/* The rows a re-add still writes from row `from` on: those marked
+ * (bitmap or record) below `whole`, and every row from there.
  */
 static uint64_t
-readd_owed_rows (struct array *a, const struct member *m, uint64_t from)
+readd_owed_rows (struct array *a, uint64_t whole, uint64_t from)
 {
-  uint64_t whole = m->readd_whole_from, dirty;
+  uint64_t dirty;
 
   if (whole >= a->g.stripes)
     return array_missed_rows (a, from);
   if (from >= whole)
     return a->g.stripes - from;
-  /* Bits are only set while a member is out: counted after those past
+  /* Marks are only set while a member is out: counted after those past
    * whole, the rows from `from` on cannot be fewer.
    */
   dirty = array_missed_rows (a, whole);
@@ -1011,9 +1025,10 @@ readd_owed_rows (struct array *a, const struct member *m, uint64_t from)
 }
 
 /* The rows member m (in state st) still lacks: every row it has not
- * been rebuilt to, but for a member that failed or is being re-added in
- * an array with a write-intent bitmap only those the bitmap marks (the
- * rows a re-add would write).
+ * been rebuilt to, but for a member that failed or is being re-added
+ * where something records what it missed (a bitmap, or the record in
+ * memory) only the marked rows, and every row from where a failed
+ * rebuild had got to (the rows a re-add would write).
  */
 static uint64_t
 owed_rows (struct array *a, const struct member *m, enum member_state st)
@@ -1024,10 +1039,12 @@ owed_rows (struct array *a, const struct member *m, enum member_state st)
   case MEMBER_IN_SYNC:
     return 0;
   case MEMBER_FAILED:
-    return a->md || a->missed ? array_missed_rows (a, 0) : a->g.stripes;
+    if (!a->md && !a->missed)
+      return a->g.stripes;
+    return readd_owed_rows (a, failed_whole_from (m), 0);
   default:
     if (m->readd)
-      return readd_owed_rows (a, m, from);
+      return readd_owed_rows (a, m->readd_whole_from, from);
     return from < a->g.stripes ? a->g.stripes - from : 0;
   }
 }

@@ -14,6 +14,12 @@ it back, resyncing exactly those rows' bytes, not the member's size.
 Every byte is the shadow, scrub 0 mismatches, raidcheck.py right.
 Then a raw RAID-5 whose member 2 is a local file failed by the operator:
 `re-add 2` takes the same file back the same way.
+Last, a raw RAID-6 whose member 1 is replaced by an empty remote disk
+that fails during its (throttled) rebuild, past row R as status showed
+it: its re-add must rebuild every row from where that rebuild had got
+to (the record knows only what was written while it was out), owed says
+so before the re-add (at least every row from R on, less than the whole
+member) and the re-add writes exactly what was owed.
 """
 
 import faults
@@ -69,3 +75,33 @@ with faults.Test(filters=["error"], timeout=240) as t:
 
     missed = outage(c, 2, {3, 8, 21, 50}, fail_local)
     readd_and_check(c, 2, missed, "raw, a local file")
+
+    c = readd.Case(t, raw=True, params=["rebuild-rate=512K"],
+                   **dict(readd.CASES["r6"], bchunk=None))
+    r1 = readd.REMOTE
+    new = t.member(c.members[r1].size, "remote")
+    c.ctl.ok("fail %d" % r1)
+    c.ctl.ok("replace %d %s" % (r1, new.disk))
+    c.members[r1], c.paths[r1] = new, new.path
+    readd.wait_until(
+        lambda: c.ctl.status()["members"][r1]["recovery_offset"] >=
+        8 * c.chunk, 30, "the rebuild of the new disk gets past row 8")
+    R = c.ctl.status()["members"][r1]["recovery_offset"] // c.chunk
+    new.fail_writes(True)
+    c.write([("write", 0, 4096)])
+    readd.wait_until(lambda: c.ctl.states()[r1] == "failed", 10,
+                     "the new disk fails during its rebuild")
+    c.write(c.scattered_ops({c.rows - 3}))
+    c.arr.h.flush()
+    new.fail_writes(False)
+    owed = c.ctl.status()["members"][r1]["owed"]
+    assert (c.rows - R) * c.chunk <= owed < c.rows * c.chunk, \
+        "owed %d bytes: the rebuild had got past row %d of %d" % (
+            owed, R, c.rows)
+    c.ctl.ok("re-add %d" % r1)
+    mm = c.ctl.wait_idle(90)["members"][r1]
+    assert mm["state"] == "in_sync" and mm["resynced"] == owed, \
+        "resynced %d bytes, %d were owed: %s" % (mm["resynced"], owed, mm)
+    faults.log("  raw, failed while rebuilding past row %d of %d: re-added, "
+               "%d bytes" % (R, c.rows, mm["resynced"]))
+    c.check_end("raw, failed while rebuilding")
