@@ -214,13 +214,24 @@ missed_rows_cleared_at (struct missed_rows *mr)
   return atomic_load (&mr->cleared_at);
 }
 
+/* In a reader section, as every reader of the member table: a member
+ * replaced meanwhile is not closed under it.
+ */
+static bool
+healthy (struct missed_rows *mr)
+{
+  MEMBERS_READ_FOR_CURRENT_SCOPE (mr->ms);
+
+  return members_healthy (mr->ms);
+}
+
 void
 missed_rows_sweep (struct missed_rows *mr)
 {
   ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&mr->sweep_lock);
 
   if (!mr->draining) {
-    if (!members_healthy (mr->ms))
+    if (!healthy (mr))
       return;
     mr->epoch_at_flip = mr->epoch ? mr->epoch (mr->epoch_arg) : 0;
     mr->old = atomic_load (&mr->cur);
@@ -229,7 +240,7 @@ missed_rows_sweep (struct missed_rows *mr)
   }
   if (atomic_load (&mr->inflight[mr->old]) != 0)
     return;                     /* the next sweep looks again */
-  if (members_healthy (mr->ms)) {
+  if (healthy (mr)) {
     for (uint64_t w = 0; w < mr->words; w++)
       atomic_store_explicit (&mr->bits[mr->old][w], 0, memory_order_relaxed);
     atomic_store (&mr->cleared_at, mr->epoch_at_flip);
