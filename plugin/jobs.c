@@ -90,6 +90,9 @@
 enum job_kind { JOB_REBUILD, JOB_SCRUB };
 
 #define PROBE_BYTES 4096        /* takes_writes: MEMBER_MAX_ALIGN */
+#define WINDOW_BYTES (4 * 1024 * 1024)  /* a rebuild window, per member */
+#define WINDOW_ROWS_MAX 64
+#define WINDOW_PER_S 20         /* windows a second at least, throttled */
 
 /* How a new member takes a failed role: a replacement (refused over a
  * disk that carries something, unless forced), or the role's own disk
@@ -235,44 +238,6 @@ still_member (struct array *a, int i, uint64_t serial)
   return m->serial == serial && !member_failed (m) ? m : NULL;
 }
 
-/* Row s of member i's rebuild (the member with this serial), in a reader
- * section of its own.  Returns 1 when the row is done, 0 if the member
- * failed or was replaced meanwhile (the rebuild of it is over), -1 if it
- * cannot go on for want of readable members.
- */
-static int
-rebuild_row (struct array *a, int i, uint64_t serial, uint64_t s)
-{
-  MEMBERS_READ_FOR_CURRENT_SCOPE (&a->ms);
-  struct member *m = still_member (a, i, serial);
-  struct stripe_head *sh;
-  int r;
-
-  if (m == NULL)
-    return 0;
-  /* A re-add skipped the rows up to s: the bitmap says they were not
-   * written while it was out, so they hold the array's data already.
-   */
-  if (member_recovery_stripe (m) < s)
-    member_rebuilt_to (m, s);
-  sh = stripe_cache_get (a->cache, s);
-  if (sh == NULL)
-    return -1;
-  r = stripe_rebuild_row (a->cache, sh, i);
-  if (r == 0) {
-    member_rebuilt_to (m, s + 1);
-    atomic_fetch_add_explicit (&m->resynced, a->g.chunk,
-                               memory_order_relaxed);
-  }
-  stripe_cache_put (a->cache, sh);
-  if (r == -1) {
-    nbdkit_error ("raid: rebuild of member %d (%s) stopped at row %" PRIu64
-                  ": %m", i, m->name, s);
-    return member_failed (m) ? 0 : -1;
-  }
-  return 1;
-}
-
 /* The next row member i's rebuild writes: every row, or for a re-add
  * only those under set bits of the write-intent bitmap (>= the row count
  * when none is left), and every row from whole_from on
@@ -289,8 +254,76 @@ rebuild_next_row (struct array *a, const struct job *j, uint64_t s)
   return dirty < j->whole_from ? dirty : j->whole_from;
 }
 
+/* Rows of member i's rebuild (the member with this serial) from row s on,
+ * in a reader section of their own: a window of at most `max` rows that
+ * the rebuild writes one after the other (rebuild_next_row), their locks
+ * taken in row order and held together while stripe_rebuild_rows reads
+ * them all at once, reconstructs them and writes them.  Client requests
+ * on those rows wait for the window (a few milliseconds), as for one row
+ * before; no request holds a row while it waits for another, so taking
+ * several in order cannot deadlock (lock.h).  *rows: how many were done.
+ * Returns 1 when they are, 0 if the member failed or was replaced
+ * meanwhile (the rebuild of it is over), -1 if it cannot go on for want
+ * of readable members.
+ */
+static int
+rebuild_window (struct array *a, const struct job *j, int i,
+                uint64_t serial, uint64_t s, int max, uint64_t *rows)
+{
+  MEMBERS_READ_FOR_CURRENT_SCOPE (&a->ms);
+  struct member *m = still_member (a, i, serial);
+  struct stripe_head *sh[WINDOW_ROWS_MAX];
+  int n = 0, r = -1;
+
+  *rows = 0;
+  if (m == NULL)
+    return 0;
+  /* A re-add skipped the rows up to s: the bitmap says they were not
+   * written while it was out, so they hold the array's data already.
+   */
+  if (member_recovery_stripe (m) < s)
+    member_rebuilt_to (m, s);
+  do {
+    if ((sh[n] = stripe_cache_get (a->cache, s + n)) == NULL)
+      break;
+    n++;
+  } while (n < max && s + n < a->g.stripes &&
+           rebuild_next_row (a, j, s + n) == s + n);
+  if (n > 0 && (r = stripe_rebuild_rows (a->cache, sh, n, i)) == 0) {
+    member_rebuilt_to (m, s + n);
+    atomic_fetch_add_explicit (&m->resynced, (uint64_t) n * a->g.chunk,
+                               memory_order_relaxed);
+    *rows = n;
+  }
+  for (int k = n; k-- > 0;)
+    stripe_cache_put (a->cache, sh[k]);
+  if (r == -1) {
+    nbdkit_error ("raid: rebuild of member %d (%s) stopped at row %" PRIu64
+                  ": %m", i, m->name, s);
+    return member_failed (m) ? 0 : -1;
+  }
+  return 1;
+}
+
+/* Rows per window: WINDOW_BYTES of the member, within WINDOW_ROWS_MAX,
+ * and under a rebuild-rate no more than 1/WINDOW_PER_S of a second's
+ * worth, so that a throttled rebuild advances in small steps, each
+ * followed by its wait, not in bursts a rate cap would then sit out.
+ */
+static int
+window_rows (const struct jobs *js)
+{
+  uint64_t bytes = WINDOW_BYTES, n;
+
+  if (js->rate && js->rate / WINDOW_PER_S < bytes)
+    bytes = js->rate / WINDOW_PER_S;
+  n = bytes / js->a->g.chunk;
+  return n < 1 ? 1 : n > WINDOW_ROWS_MAX ? WINDOW_ROWS_MAX : (int) n;
+}
+
 /* Rebuild member i (the one with this serial) from its recovery offset
- * on, one row per reader section (never across a throttle wait).
+ * on, one window of rows per reader section (never across a throttle
+ * wait).
  * Returns -1 if it could not go on for want of readable members (it stays
  * rebuilding), else 0 (done, stopped, or the member failed or was
  * replaced meanwhile).
@@ -300,12 +333,13 @@ rebuild_member (struct jobs *js, struct job *j, int i, uint64_t serial)
 {
   struct array *a = js->a;
   int64_t start = j->member_start, recorded_at = start;
-  uint64_t done = 0, recorded = 0, s;
+  uint64_t done = 0, recorded = 0, s, rows;
+  int max = window_rows (js);
 
   for (s = rebuild_next_row (a, j, j->first_row);
        s < a->g.stripes && !stopping (j);
-       s = rebuild_next_row (a, j, s + 1)) {
-    int r = rebuild_row (a, i, serial, s);
+       s = rebuild_next_row (a, j, s + rows)) {
+    int r = rebuild_window (a, j, i, serial, s, max, &rows);
 
     if (r <= 0)
       return r;
@@ -315,7 +349,8 @@ rebuild_member (struct jobs *js, struct job *j, int i, uint64_t serial)
      */
     int64_t now = now_ns ();
 
-    if (++done - recorded >= 256 || now - recorded_at >= 1000000000) {
+    done += rows;
+    if (done - recorded >= 256 || now - recorded_at >= 1000000000) {
       md_array_states_changed (a->md);
       recorded = done;
       recorded_at = now;

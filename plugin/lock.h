@@ -19,7 +19,11 @@
  *  11. missed_rows.c   sweep_lock | thread_lock, each alone
  *
  * Member I/O (8, 9) may be issued under any of 1-7.  A thread holds at
- * most one stripe head (6), and takes none of 1-5 while it does: what
+ * most one stripe head (6), but the rebuild, which holds the heads of a
+ * window of rows (jobs.c), taken in ascending row order: no thread waits
+ * for a head while it holds another but the rebuild, and it waits only
+ * for higher rows, so no cycle can form.  No thread takes any of 1-5
+ * while it holds a head: what
  * md and the bitmap must do around a write (md_array_write_begin / _end,
  * md_array_flushed) happens before the row is taken or after it is put.
  * c->lock (7) is never held during I/O or computation.  Each structure's

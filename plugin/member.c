@@ -179,6 +179,12 @@ member_vouch (struct member *old, struct member *m, char *why, size_t whylen)
   return old->ops->vouch ? old->ops->vouch (old, m, why, whylen) : 0;
 }
 
+bool
+member_hole (struct member *m, uint64_t offset, uint64_t len)
+{
+  return m->ops->hole && m->ops->hole (m, offset, len) == 1;
+}
+
 /* Hand each backend the requests for its members, in one call each, so
  * that a backend can keep its whole share in flight at once.  If a large
  * batch's list cannot be allocated, the shares go in 64 at a time: slower,

@@ -86,6 +86,11 @@ struct member_ops {
    */
   int (*vouch) (struct member *old, struct member *b, char *why,
                 size_t whylen);
+  /* Whether [offset, offset + len) holds no data, so reads back as
+   * zeroes without being read (a hole): 1 yes, 0 no or cannot tell.
+   * NULL: never known.
+   */
+  int (*hole) (struct member *m, uint64_t offset, uint64_t len);
   void (*close) (struct member *m);
 };
 
@@ -264,6 +269,10 @@ bool member_same (const struct member *a, const struct member *b);
  */
 int member_vouch (struct member *old, struct member *m, char *why,
                   size_t whylen);
+/* Whether m's [offset, offset + len) is known to be a hole (reads back
+ * as zeroes): the backend's `hole`, false where it cannot tell.
+ */
+bool member_hole (struct member *m, uint64_t offset, uint64_t len);
 
 int member_io_run (struct member_io *ios, size_t n);
 

@@ -369,11 +369,13 @@ file_close (struct member *m)
 }
 
 static bool file_same (const struct member *a, const struct member *b);
+static int file_hole (struct member *m, uint64_t offset, uint64_t len);
 
 static const struct member_ops file_ops = {
   .kind = "file",
   .io = file_io,
   .same = file_same,
+  .hole = file_hole,
   .close = file_close,
 };
 
@@ -443,6 +445,22 @@ file_same (const struct member *a, const struct member *b)
   const struct file_member *fa = a->priv, *fb = b->priv;
 
   return fa->dev == fb->dev && fa->ino == fb->ino;
+}
+
+/* A hole is a range with no data after its start, as far as
+ * lseek(SEEK_DATA) says: files on filesystems that track allocation
+ * (tmpfs, ext4, xfs, btrfs) say so exactly; others (and block devices)
+ * report every byte as data, which only costs the rebuild a read.
+ */
+static int
+file_hole (struct member *m, uint64_t offset, uint64_t len)
+{
+  const struct file_member *f = m->priv;
+  off_t data = lseek (f->fd, offset, SEEK_DATA);
+
+  if (data == -1)
+    return errno == ENXIO;      /* no data from offset to the end */
+  return (uint64_t) data >= offset + len;
 }
 
 /* For --dump-plugin: the ring features and the opcodes we use. */

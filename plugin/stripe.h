@@ -52,12 +52,13 @@ int stripe_write (struct stripe_cache *c, struct stripe_head *sh,
 int stripe_read (struct stripe_cache *c, struct stripe_head *sh,
                  uint64_t offset, uint64_t len, void *buf);
 
-/* Rebuild `member`'s chunk of the head's row from the other members and
- * write it.  Returns 0, or -1 with errno set (the new member failed, or
- * too few members are readable).
+/* Rebuild `member`'s chunks of the rows of heads sh[0..n) (held by the
+ * caller) from the other members and write them: all the rows' reads in
+ * one batch, then all the writes.  Returns 0, or -1 with errno set (the
+ * new member failed, or too few members are readable).
  */
-int stripe_rebuild_row (struct stripe_cache *c, struct stripe_head *sh,
-                        int member);
+int stripe_rebuild_rows (struct stripe_cache *c, struct stripe_head **sh,
+                         int n, int member);
 
 /* Read the whole row from the members (not the cache) and compare P (and
  * Q) with what the data says, page by page.  With repair, rewrite wrong

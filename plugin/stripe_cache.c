@@ -29,13 +29,15 @@
  * reference counts and the byte count; it is never held during I/O or
  * computation.  Each head has a mutex held by the one request working on
  * that row for the whole of it, so one row is updated by one request at a
- * time while other rows proceed in parallel.  A thread holds at most one
- * head at a time (requests spanning rows take them one after the other),
- * and takes no lock under it but c->lock and the members' own.  Heads with
- * no references sit on the LRU list; when the buffers exceed the budget,
- * the least recently used unreferenced heads are freed.  Referenced heads
- * are never freed, so the budget can be exceeded by at most one head per
- * busy thread.
+ * time while other rows proceed in parallel.  A request holds at most one
+ * head at a time (requests spanning rows take them one after the other);
+ * the rebuild holds a window of them, taken in row order (lock.h says why
+ * that cannot deadlock); none takes a lock under a head but c->lock and
+ * the members' own.  Heads with no references sit on the LRU list; when
+ * the buffers exceed the budget, the least recently used unreferenced
+ * heads are freed.  Referenced heads are never freed, so the budget can be
+ * exceeded by one head per busy request thread and a window's for the
+ * rebuild.
  */
 
 #include <config.h>

@@ -2,7 +2,7 @@
 /* Reading a row through the cache, and reconstructing what members that
  * cannot be read hold: degraded reads (stripe_read), the degraded path of
  * writes (stripe_write.c), and rebuilding a member row by row
- * (stripe_rebuild_row).
+ * (stripe_rebuild_rows).
  *
  * A member cannot be read at a row if it failed, or if it is being
  * rebuilt and the row is at or above its recovery offset (member.h).
@@ -87,6 +87,47 @@ reconstruct (struct stripe_cache *c, struct stripe_head *sh,
       set_valid (c, sh, m, first, end);
 }
 
+/* The reads that make every readable member's pages [first, end) of sh
+ * valid, after view l, into ios (room for members * ((end - first + 1)
+ * / 2 + 1): runs of invalid pages); how many.
+ */
+static size_t
+fill_reads (struct stripe_cache *c, struct stripe_head *sh,
+            const struct lost_set *l, unsigned int first, unsigned int end,
+            struct member_io *ios)
+{
+  uint64_t base = geometry_member_offset (c->g, sh->stripe);
+  size_t n = 0;
+
+  for (int m = 0; m < c->g->members; m++) {
+    struct member *mb = members_at (c->ms, m);
+
+    if (is_lost (l, m))
+      continue;
+    for (unsigned int p = first; p < end; p++) {
+      if (valid (c, sh, m, p))
+        continue;
+      if (n && ios[n - 1].member == mb &&
+          ios[n - 1].offset + ios[n - 1].len == base + (uint64_t) p * PAGE)
+        ios[n - 1].len += PAGE;
+      else
+        ios[n++] = (struct member_io) {
+          .member = mb, .op = MEMBER_READ,
+          .buf = page_ptr (c, sh, m, p), .len = PAGE,
+          .offset = base + (uint64_t) p * PAGE,
+        };
+    }
+  }
+  return n;
+}
+
+static size_t
+fill_reads_max (const struct stripe_cache *c, unsigned int first,
+                unsigned int end)
+{
+  return (size_t) c->g->members * ((end - first + 1) / 2 + 1);
+}
+
 /* Make every member's pages [first, end) valid: read what the working
  * members have, and reconstruct the others' pages, both after one view
  * of which members can be read (struct lost_set).  A read error fails
@@ -97,40 +138,21 @@ stripe_fill_rows (struct stripe_cache *c, struct stripe_head *sh,
            unsigned int first, unsigned int end)
 {
   struct member_io *ios;
-  uint64_t base = geometry_member_offset (c->g, sh->stripe);
   int r = -1;
 
-  ios = malloc ((size_t) c->g->members * ((end - first + 1) / 2 + 1) * sizeof *ios);
+  ios = malloc (fill_reads_max (c, first, end) * sizeof *ios);
   if (ios == NULL)
     return -1;
   for (;;) {
     struct lost_set l;
-    size_t n = 0;
+    size_t n;
 
     lost_set_take (c, sh, &l);
     if (!members_tolerate (c->ms, l.n)) {
       errno = EIO;
       break;
     }
-    for (int m = 0; m < c->g->members; m++) {
-      struct member *mb = members_at (c->ms, m);
-
-      if (is_lost (&l, m))
-        continue;
-      for (unsigned int p = first; p < end; p++) {
-        if (valid (c, sh, m, p))
-          continue;
-        if (n && ios[n - 1].member == mb &&
-            ios[n - 1].offset + ios[n - 1].len == base + (uint64_t) p * PAGE)
-          ios[n - 1].len += PAGE;
-        else
-          ios[n++] = (struct member_io) {
-            .member = mb, .op = MEMBER_READ,
-            .buf = page_ptr (c, sh, m, p), .len = PAGE,
-            .offset = base + (uint64_t) p * PAGE,
-          };
-      }
-    }
+    n = fill_reads (c, sh, &l, first, end, ios);
     if (n == 0 || member_io_run (ios, n) == 0) {
       mark_read (c, sh, ios, n);
       reconstruct (c, sh, &l, first, end);
@@ -174,21 +196,151 @@ stripe_read (struct stripe_cache *c, struct stripe_head *sh,
   return 0;
 }
 
-int
-stripe_rebuild_row (struct stripe_cache *c, struct stripe_head *sh, int member)
+/* Whether the rows of heads sh[0..n) (consecutive) are all zero and so
+ * is `member`'s part of them: every other member that holds any of them
+ * (readable there) has a hole over all of them.  A zero row has zero
+ * parity, and what a lost member held is reconstructed as zero.
+ */
+static bool
+rows_are_holes (struct stripe_cache *c, struct stripe_head **sh, int n,
+                int member)
 {
-  struct member_io io;
+  uint64_t from = geometry_member_offset (c->g, sh[0]->stripe);
+  uint64_t len = (uint64_t) n * c->g->chunk;
 
-  if (stripe_head_buffers (c, sh) == -1 || stripe_fill_rows (c, sh, 0, c->pages) == -1)
-    return -1;
-  io = (struct member_io) {
-    .member = members_at (c->ms, member), .op = MEMBER_WRITE,
-    .buf = page_ptr (c, sh, member, 0), .len = c->g->chunk,
-    .offset = geometry_member_offset (c->g, sh->stripe),
+  if (sh[n - 1]->stripe - sh[0]->stripe != (uint64_t) n - 1)
+    return false;
+  for (int m = 0; m < c->g->members; m++) {
+    bool holds = false;
+
+    if (m == member)
+      continue;
+    for (int k = 0; k < n && !holds; k++)
+      holds = !unreadable (c, sh[k], m);
+    if (holds && !member_hole (members_at (c->ms, m), from, len))
+      return false;
+  }
+  return true;
+}
+
+/* Punch `member`'s part of the rows of heads sh[0..n) (rows_are_holes):
+ * 0, 1 if the member cannot punch (EOPNOTSUPP: rebuild them instead), -1
+ * (errno) if it failed.
+ */
+static int
+punch_rows (struct stripe_cache *c, struct stripe_head **sh, int n,
+            int member)
+{
+  struct member_io io = {
+    .member = members_at (c->ms, member), .op = MEMBER_PUNCH,
+    .offset = geometry_member_offset (c->g, sh[0]->stripe),
+    .len = (uint64_t) n * c->g->chunk,
   };
-  if (member_io_run (&io, 1) == -1) {
-    members_io_failed (&io, 1);
-    return -1;
+
+  if (member_io_run (&io, 1) == 0) {
+    for (int k = 0; k < n; k++)
+      stripe_head_invalidate (c, sh[k]);
+    return 0;
+  }
+  if (io.err == EOPNOTSUPP)
+    return 1;
+  members_io_failed (&io, 1);
+  return -1;
+}
+
+/* Rebuild member `member` on the rows of heads sh[0..n), consecutive or
+ * not, whose locks the caller holds: every row's reads in one batch (the
+ * survivors' chunks of all the rows in flight together), each row
+ * reconstructed, then the member's chunks written in one batch.  A read
+ * error fails that member and the reads left are tried again with one
+ * member fewer (pages read stay valid), as stripe_fill_rows does for one
+ * row.
+ */
+static int
+rebuild_batch (struct stripe_cache *c, struct stripe_head **sh, int n,
+               int member)
+{
+  size_t per = fill_reads_max (c, 0, c->pages), *at;
+  struct member_io *ios = malloc ((size_t) n * per * sizeof *ios);
+  struct lost_set *l = malloc ((size_t) n * sizeof *l);
+  int r = -1;
+
+  at = malloc ((size_t) (n + 1) * sizeof *at);
+  if (ios == NULL || l == NULL || at == NULL)
+    goto out;
+
+  for (int k = 0; k < n; k++)
+    if (stripe_head_buffers (c, sh[k]) == -1)
+      goto out;
+  for (;;) {
+    at[0] = 0;
+    for (int k = 0; k < n; k++) {
+      lost_set_take (c, sh[k], &l[k]);
+      if (!members_tolerate (c->ms, l[k].n)) {
+        errno = EIO;
+        goto out;
+      }
+      at[k + 1] = at[k] + fill_reads (c, sh[k], &l[k], 0, c->pages,
+                                      ios + at[k]);
+    }
+    if (at[n] == 0 || member_io_run (ios, at[n]) == 0)
+      break;
+    for (int k = 0; k < n; k++)
+      mark_read (c, sh[k], ios + at[k], at[k + 1] - at[k]);
+    if (stripe_io_failed (c, sh[0], ios, at[n]) == -1)
+      goto out;
+  }
+  for (int k = 0; k < n; k++) {
+    mark_read (c, sh[k], ios + at[k], at[k + 1] - at[k]);
+    reconstruct (c, sh[k], &l[k], 0, c->pages);
+  }
+  for (int k = 0; k < n; k++) {  /* the reads are done with: ios reused */
+    ios[k] = (struct member_io) {
+      .member = members_at (c->ms, member), .op = MEMBER_WRITE,
+      .buf = page_ptr (c, sh[k], member, 0), .len = c->g->chunk,
+      .offset = geometry_member_offset (c->g, sh[k]->stripe),
+    };
+  }
+  if (member_io_run (ios, n) == -1) {
+    members_io_failed (ios, n);
+    goto out;
+  }
+  r = 0;
+ out:
+  free (ios);
+  free (l);
+  free (at);
+  return r;
+}
+
+/* Runs of rows that every other member holds as holes (files never
+ * written there: a mostly empty array) are punched on the member,
+ * nothing read or computed; the other runs are rebuilt in one batch each.
+ * The whole window is asked first, so that an empty one costs one
+ * lseek(SEEK_DATA) per member.
+ */
+int
+stripe_rebuild_rows (struct stripe_cache *c, struct stripe_head **sh, int n,
+                     int member)
+{
+  bool all = rows_are_holes (c, sh, n, member);
+
+  for (int k = 0, e; k < n; k = e) {
+    bool hole = all || rows_are_holes (c, sh + k, 1, member);
+    int r = 1;
+
+    for (e = k + 1; !all && e < n; e++)
+      if (sh[e]->stripe != sh[e - 1]->stripe + 1 ||
+          rows_are_holes (c, sh + e, 1, member) != hole)
+        break;
+    if (all)
+      e = n;
+    if (hole)
+      r = punch_rows (c, sh + k, e - k, member);
+    if (r == 1)
+      r = rebuild_batch (c, sh + k, e - k, member);
+    if (r == -1)
+      return -1;
   }
   return 0;
 }

@@ -384,6 +384,10 @@ test_members_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
 test_members_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
 
+# A rebuild punches the rows every other member holds as holes.
+TESTS += test-raid-rebuild-sparse.py
+EXTRA_DIST += test-raid-rebuild-sparse.py
+
 # The in-memory record of missed rows (plugin/missed_rows.c) that arrays
 # without an on-disk bitmap re-add from.
 if HAVE_CHECK

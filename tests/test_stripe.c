@@ -33,10 +33,11 @@
  *            pages here and 9 in md); with FUA every member written is
  *            flushed once.
  *  recover   every member (RAID-5) and every pair (RAID-6) failed:
- *            stripe_read returns the shadow; every member rebuilt row by
- *            row with stripe_rebuild_row (beside another failed one, for
- *            RAID-6), with writes to rows on both sides of the rebuild
- *            between rows, holds its reference chunks.
+ *            stripe_read returns the shadow; every member rebuilt in
+ *            windows of 1 to 4 rows with stripe_rebuild_rows (beside
+ *            another failed one, for RAID-6), with writes to rows on both
+ *            sides of the rebuild between windows, holds its reference
+ *            chunks.
  *  scrub     a corrupted P page, Q page and data page are one mismatch
  *            each; RAID-6 locates the data page's member; repair makes
  *            the row right again (the data page restored).
@@ -786,27 +787,35 @@ set_state (struct member *m, enum member_state state, uint64_t recovery)
   atomic_store (&m->state, state);
 }
 
-/* Rebuild member b row by row, as jobs.c does, over scribbled bytes,
- * with a write somewhere in the array after each row (rows not yet
- * rebuilt are written too, and reconstructed for it).
+/* Rebuild member b in windows of 1 to 4 rows, as jobs.c does, over
+ * scribbled bytes, with a write somewhere in the array after each window
+ * (rows not yet rebuilt are written too, and reconstructed for it; rows
+ * the writes left partly valid in the cache need fewer reads or none).
  */
 static void
 rebuild_member (struct rig *r, int b, const char *what)
 {
   uint8_t buf[2 * CHUNK];
+  struct stripe_head *sh[4];
 
   rnd_fill (member_chunk (r, b, 0), r->g.stripes * CHUNK);
   set_state (r->m[b], MEMBER_REBUILDING, 0);
   rig_recache (r);              /* its bytes changed behind the cache */
-  for (uint64_t s = 0; s < r->g.stripes; s++) {
-    struct stripe_head *sh = stripe_cache_get (r->c, s);
-    int ret = stripe_rebuild_row (r->c, sh, b);
+  for (uint64_t s = 0, n; s < r->g.stripes; s += n) {
     uint64_t len = 1 + rnd_below (sizeof buf);
+    int ret;
 
-    stripe_cache_put (r->c, sh);
-    ck_assert_msg (ret == 0, "%s: stripe_rebuild_row of row %" PRIu64 ": %s",
-                   what, s, strerror (errno));
-    set_state (r->m[b], MEMBER_REBUILDING, s + 1);
+    n = 1 + rnd_below (4);
+    if (n > r->g.stripes - s)
+      n = r->g.stripes - s;
+    for (uint64_t k = 0; k < n; k++)
+      sh[k] = stripe_cache_get (r->c, s + k);
+    ret = stripe_rebuild_rows (r->c, sh, n, b);
+    for (uint64_t k = n; k-- > 0;)
+      stripe_cache_put (r->c, sh[k]);
+    ck_assert_msg (ret == 0, "%s: stripe_rebuild_rows of rows %" PRIu64
+                   "..%" PRIu64 ": %s", what, s, s + n - 1, strerror (errno));
+    set_state (r->m[b], MEMBER_REBUILDING, s + n);
     rnd_fill (buf, len);
     ck_assert_msg (array_write (r, rnd_below (r->g.array_size - len + 1), len,
                                 buf, false) == 0, "%s: a write during the "
