@@ -1,25 +1,42 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Shared by the end-to-end benchmarks (e2e.sh, e2e-degraded.sh,
-# e2e-remote.sh): settings, tool checks, a private folder on tmpfs and the
+# e2e-remote.sh, e2e-bitmap.sh, e2e-heal.sh): settings, tool checks, a private folder on tmpfs and the
 # nbdkit servers started in it, all cleaned up on exit.
 #
 #   source "$(dirname "$0")/common.sh"; bench_setup NAME "$@"
 #
-# Environment: CHUNK (default 256K), MEMBER_SIZE (default 256M), FIO_RUNTIME
-# (seconds per fio job, default 10; --quick makes it 3), DIR (default
-# /dev/shm).
+# Environment: RAID_BENCH_PLUGIN (the plugin to measure; default this
+# tree's plugin/.libs/nbdkit-raid-plugin.so), CHUNK (default 256K),
+# MEMBER_SIZE (default 256M), FIO_RUNTIME (seconds per fio job, default 10;
+# --quick makes it 3), FIO_RAMP (seconds of each fio job not measured,
+# default 2), DIR (default /dev/shm).
+#
+# --smoke: the script runs whole at toy sizes (1 s fio jobs without ramp,
+# 32M members unless SMOKE_MEMBER_SIZE says, one round), so that make
+# check runs every benchmark and a script that no longer works fails a
+# test (tests/bench-smoke.sh); its figures mean nothing.
 
 bench_setup () {
   bench_name=$1; shift
   top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-  plugin="$top/plugin/.libs/nbdkit-raid-plugin.so"
+  plugin=${RAID_BENCH_PLUGIN:-$top/plugin/.libs/nbdkit-raid-plugin.so}
   ctl="$top/tools/nbdkit-raid-ctl"
   jobs="$top/bench/fio"
   export PATH=/usr/bin:$PATH    # Debian's python3 (nbd module) for nbdsh
   CHUNK=${CHUNK:-256K}
   MEMBER_SIZE=${MEMBER_SIZE:-256M}
   export FIO_RUNTIME=${FIO_RUNTIME:-10}
-  [ "${1:-}" = --quick ] && FIO_RUNTIME=3
+  export FIO_RAMP=${FIO_RAMP:-2}
+  smoke=false
+  case "${1:-}" in
+    --quick) FIO_RUNTIME=3 ;;
+    --smoke)
+      smoke=true FIO_RUNTIME=1 FIO_RAMP=0 ROUNDS=1
+      MEMBER_SIZE=${SMOKE_MEMBER_SIZE:-32M}
+      echo "$bench_name: --smoke: toy sizes, the figures mean nothing" ;;
+    "") ;;
+    *) echo "$bench_name: usage: $0 [--quick|--smoke]" >&2; exit 2 ;;
+  esac
   base=${DIR:-/dev/shm}
 
   for t in nbdkit nbdinfo fio; do

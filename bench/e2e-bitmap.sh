@@ -35,7 +35,7 @@
 # and random writes hit them alike: it is the realistic case for big
 # arrays, not only the worst one.
 #
-# Usage: bench/e2e-bitmap.sh [--quick]   (from a built tree; make
+# Usage: bench/e2e-bitmap.sh [--quick|--smoke]   (from a built tree; make
 # bench-bitmap; 11 configurations x ROUNDS x 2 jobs x (FIO_RUNTIME + 2 s
 # ramp) plus about 2 s per configuration and round: 15 min by default).
 # Environment: CHUNK (default 256K), MEMBER_SIZE (default 256M), FIO_RUNTIME
@@ -45,6 +45,7 @@ set -euo pipefail
 source "$(dirname "$0")/common.sh"
 bench_setup bitmap "$@"
 ROUNDS=${ROUNDS:-3}
+$smoke && CONFIGS=${CONFIGS:-r6-raw r6-bitmap c4K-bm4K-d1}
 
 # NAME LEVEL CHUNK CREATE-PARAMETERS ("-": raw mode)
 all_configs=(
@@ -110,7 +111,7 @@ measure () {
 
 echo "e2e-bitmap: CPU $(cpu_name), $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg) at start"
 echo "e2e-bitmap: 6 members of $MEMBER_SIZE on $base, chunk $CHUNK (c4K-*: 4K); $ROUNDS rounds of" \
-     "${#configs[@]} configurations x ($joblist), ${FIO_RUNTIME}s each after 2s ramp"
+     "${#configs[@]} configurations x ($joblist), ${FIO_RUNTIME}s each after ${FIO_RAMP}s ramp"
 echo "e2e-bitmap: $(nbdkit "$plugin" --dump-plugin | grep -E '^raid_(parity|bitmap)=' | tr '\n' ' ')"
 
 for ((round = 1; round <= ROUNDS; round++)); do

@@ -5,7 +5,7 @@
 # fio's nbd engine in one run so the ratios compare like with like; then the
 # rebuild speed of a tmpfs member, idle and under a random-write load.
 #
-# Usage: bench/e2e-degraded.sh [--quick]   (from a built tree;
+# Usage: bench/e2e-degraded.sh [--quick|--smoke]   (from a built tree;
 # make bench-degraded).  Environment: CHUNK (default 256K), MEMBER_SIZE
 # (default 256M), FIO_RUNTIME (default 10), DIR (default /dev/shm).
 set -euo pipefail

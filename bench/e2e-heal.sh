@@ -26,7 +26,7 @@
 # `resynced`), and how long the rebuild ran of the fio job it was measured
 # under (a rebuild that ends early dilutes the ratio: the row says so).
 #
-# Usage: bench/e2e-heal.sh [--quick]  (from a built tree; make bench-heal).
+# Usage: bench/e2e-heal.sh [--quick|--smoke]  (from a built tree; make bench-heal).
 # Environment: MEMBER_SIZE (default 1G), CHUNK (256K), BITMAP_CHUNK (1M),
 # OUTAGE_PERCENT (2), OUTAGE_RUNS (16), ROUNDS (3), FIO_RUNTIME (10),
 # DIR (/dev/shm).

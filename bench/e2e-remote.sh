@@ -18,8 +18,8 @@
 # flight over the job and the maximum.  The log filter slows the servers,
 # so the profiling pass's own IOPS are not the benchmark's figures.
 #
-# Usage: bench/e2e-remote.sh [--quick]     (from a built tree; ~4.5 min,
-# --quick ~2 min)
+# Usage: bench/e2e-remote.sh [--quick|--smoke]   (from a built tree;
+# ~4.5 min, --quick ~2 min)
 # Environment: LEVEL (default 6), CHUNK (default 256K), MEMBER_SIZE
 # (default 256M), FIO_RUNTIME (seconds per job, default 10), PROFILE_RUNTIME
 # (default 3), DIR (default /dev/shm).
@@ -28,12 +28,18 @@ set -euo pipefail
 source "$(dirname "$0")/common.sh"
 bench_setup e2e-remote "$@"
 LEVEL=${LEVEL:-6}
+nmembers=6
+joblist="seqwrite-1m randwrite-4k randread-4k seqread-1m rmw-latency-4k"
 PROFILE_RUNTIME=${PROFILE_RUNTIME:-3}
 [ "${1:-}" = --quick ] && PROFILE_RUNTIME=2
+$smoke && PROFILE_RUNTIME=1
 profile_jobs="randwrite-4k randread-4k seqwrite-1m"
 
-# stop_all: stop every server (member servers flush their logs on exit).
+# stop_all: stop every server (member servers flush their logs on exit):
+# the array first (started last), which flushes its members as it stops;
+# with them gone first it would wait member-timeout (30 s) for each.
 stop_all () {
+  stop_last
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
   pids=()
@@ -117,11 +123,11 @@ for job in $profile_jobs; do
   mv "$dir"/member*.log "$dir/logs.$job/"
 done
 
-/usr/bin/python3 - "$dir" "$joblist" "$profile_jobs" "$nmembers" "$PROFILE_RUNTIME" <<'PY'
+/usr/bin/python3 - "$dir" "$joblist" "$profile_jobs" "$nmembers" "$PROFILE_RUNTIME" "$FIO_RAMP" <<'PY'
 import json, re, sys
 from datetime import datetime
 d, joblist, profile_jobs = sys.argv[1], sys.argv[2].split(), sys.argv[3].split()
-n, profile_runtime = int(sys.argv[4]), sys.argv[5]
+n, profile_runtime, ramp = int(sys.argv[4]), sys.argv[5], sys.argv[6]
 units = {"seqwrite-1m": ("write", "MB/s"), "randwrite-4k": ("write", "IOPS"),
          "randread-4k": ("read", "IOPS"), "seqread-1m": ("read", "MB/s"),
          "rmw-latency-4k": ("write", "us")}
@@ -147,7 +153,8 @@ def ts(s):
     return datetime.strptime(s, "%Y-%m-%d %H:%M:%S.%f").timestamp()
 print()
 print("Requests in flight on each remote member (log filter; profiling pass,")
-print("%s s per job after 2 s of ramp): requests served, member requests per" % profile_runtime)
+print("%s s per job after %s s of ramp): requests served, member requests per"
+      % (profile_runtime, ramp))
 print("client request (rates), connections opened by the plugin, time-weighted")
 print("mean in flight over the job, maximum in flight.")
 for job in profile_jobs:

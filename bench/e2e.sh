@@ -5,7 +5,7 @@
 # (the NBD floor on this machine), all in one run so that the ratios
 # compare like with like on a shared, noisy machine.
 #
-# Usage: bench/e2e.sh [--quick]      (run from a built tree; make bench-e2e)
+# Usage: bench/e2e.sh [--quick|--smoke]      (run from a built tree; make bench-e2e)
 # Environment: CHUNK (default 256K: a RAID-6 row of 4 data chunks is then
 # 1 MiB, the size of the sequential jobs), MEMBER_SIZE (default 256M),
 # FIO_RUNTIME (seconds per job, default 10), DIR (default /dev/shm).

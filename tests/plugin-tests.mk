@@ -384,6 +384,15 @@ test_members_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
 test_members_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
 
+# Every benchmark script runs at toy sizes (--smoke) to its end, so that
+# one that stopped working fails here (tests/bench-smoke.sh).
+TESTS += test-bench-smoke-e2e.sh test-bench-smoke-e2e-degraded.sh \
+	test-bench-smoke-e2e-remote.sh test-bench-smoke-e2e-bitmap.sh \
+	test-bench-smoke-e2e-heal.sh
+EXTRA_DIST += bench-smoke.sh test-bench-smoke-e2e.sh \
+	test-bench-smoke-e2e-degraded.sh test-bench-smoke-e2e-remote.sh \
+	test-bench-smoke-e2e-bitmap.sh test-bench-smoke-e2e-heal.sh
+
 # A rebuild punches the rows every other member holds as holes.
 TESTS += test-raid-rebuild-sparse.py
 EXTRA_DIST += test-raid-rebuild-sparse.py
