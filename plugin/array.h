@@ -16,6 +16,16 @@
 #include "members.h"
 #include "stripe.h"
 
+/* The clients' requests, counted by kind (status, metrics). */
+enum array_count {
+  ARRAY_COUNT_READ,
+  ARRAY_COUNT_WRITE,
+  ARRAY_COUNT_ZERO,
+  ARRAY_COUNT_TRIM,
+  ARRAY_COUNT_FLUSH,
+  ARRAY_COUNTS,
+};
+
 struct array {
   struct geometry g;
   struct members ms;            /* the member table; see members.c */
@@ -28,6 +38,7 @@ struct array {
   struct missed_rows *missed;   /* without an on-disk bitmap: the rows
                                    written since the array was last
                                    healthy (missed_rows.c); else NULL */
+  struct io_count io[ARRAY_COUNTS];     /* member.h; by array_count */
 };
 
 /* Open and check every member; nbdkit_error says what is wrong.  Nothing
