@@ -89,6 +89,9 @@ EXTRA_DIST += test-raid-ctl-relative.sh
 # status JSON and known requests, and show's and wait's finish estimate.
 TESTS += test-raid-ctl-metrics.py
 EXTRA_DIST += test-raid-ctl-metrics.py
+# The service (systemd/): the units pass systemd-analyze verify.
+TESTS += test-raid-systemd-verify.sh
+EXTRA_DIST += test-raid-systemd-verify.sh
 TESTS += test-raid-fail-scrub.py
 EXTRA_DIST += test-raid-fail-scrub.py
 EXTRA_DIST += fail_rebuild.py
