@@ -664,3 +664,15 @@ array_flush (struct array *a)
 
   return counted (a, ARRAY_COUNT_FLUSH, 0, flush_request (a));
 }
+
+bool
+array_settle (struct array *a)
+{
+  MEMBERS_READ_FOR_CURRENT_SCOPE (&a->ms);
+
+  if (a->readonly || a->md == NULL)
+    return true;
+  if (!md_array_is_clean (a->md) && !md_array_needs_resync (a->md))
+    flush_request (a);
+  return md_array_is_clean (a->md);
+}

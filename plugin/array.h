@@ -64,6 +64,13 @@ int array_zero (struct array *a, uint64_t count, uint64_t offset,
                 bool may_trim, bool fast, bool fua);
 int array_trim (struct array *a, uint64_t count, uint64_t offset, bool fua);
 int array_flush (struct array *a);
+/* nbdkit is stopping and serves no more requests (raid.c): flush and
+ * mark md's superblocks clean if they say active (not while a resync is
+ * owed: then they stay as they are).  Returns whether they say clean
+ * now; true for raw and read-only arrays.  Not a client's flush: not
+ * counted.
+ */
+bool array_settle (struct array *a);
 
 /* NULL if the array can serve m's alignment (member.h), else why not. */
 const char *array_cannot_align (const struct array *a, const struct member *m);
