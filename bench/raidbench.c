@@ -105,6 +105,10 @@
  * Before a group is timed, every contender's output is checked against
  * generic's, from the same poisoned inputs: a fast wrong kernel is worse
  * than no number at all.
+ *
+ * --svg FILE draws the same medians as charts, GB/s against the disk (or
+ * source) count per implementation (raidbench_svg.c); make bench writes
+ * bench/raidbench.svg.
  */
 
 #include <config.h>
@@ -206,6 +210,7 @@ static struct {
   int cpu;
   bool wall;                    /* time by the wall clock, not CPU time */
   const char *ref;              /* --ref: the row of the "x ref" column */
+  const char *svg;              /* --svg FILE: the charts */
 } opt;
 
 /* One group: the buffers of one operation at one geometry, size, mode and
@@ -687,6 +692,27 @@ print_header (void)
             "x_isal,x_isal_avx2,x_generic,x_ref,t_over_nt\n");
 }
 
+/* --svg: one panel per operation, size, mode and layout; x the disk (or
+ * source) count, y each row's GB/s from its median, as in the table.
+ */
+static void
+chart_group (const struct group *g)
+{
+  char panel[96], size[32];
+
+  if (g->size % (1024 * 1024) == 0)
+    snprintf (size, sizeof size, "%zu MiB", g->size >> 20);
+  else if (g->size % 1024 == 0)
+    snprintf (size, sizeof size, "%zu KiB", g->size >> 10);
+  else
+    snprintf (size, sizeof size, "%zu bytes", g->size);
+  snprintf (panel, sizeof panel, "%s, %s per disk, %s, %s", op_names[g->op],
+            size, mode_names[g->mode], layout_names[g->layout]);
+  for (unsigned int j = 0; j < g->nc; j++)
+    raidbench_svg_add (panel, g->op == OP_XOR ? "sources" : "disks",
+                       g->c[j]->name, g->n, data_bytes (g) / g->c[j]->med);
+}
+
 static void
 print_group (const struct group *g)
 {
@@ -752,6 +778,8 @@ print_group (const struct group *g)
   if (opt.format == FMT_TEXT && g->nc > 1)
     printf ("\n");
   fflush (stdout);
+  if (opt.svg)
+    chart_group (g);
 
   /* The issues' targets, for the dispatched implementation: at least
    * ISA-L's speed (1.1 x where the CPU has GFNI and the ISA-L has GFNI
@@ -1111,6 +1139,8 @@ usage (FILE *fp)
 "  --cpu N            pin to CPU N\n"
 "  --wall             time by the wall clock (default: thread CPU time)\n"
 "  --csv, --json      machine-readable output\n"
+"  --svg FILE         also draw the results in FILE: GB/s against the disk\n"
+"                     (xor_gen: source) count, a line per implementation\n"
 "  --help             this text\n"
 "\n"
 "GB/s = 1e9 bytes per second of data read as input: xor_gen n counts\n"
@@ -1219,7 +1249,8 @@ parse_args (int argc, char **argv)
   enum { O_IMPL = 256, O_OPS, O_SOURCES, O_DISKS, O_RMW_DISKS,
          O_CHECK_DISKS, O_SIZE,
          O_MODE, O_LAYOUT, O_DISPLACE, O_REPS, O_TIME, O_DRAM, O_NO_ISAL,
-         O_CPU, O_CSV, O_JSON, O_HELP, O_WALL, O_RECOV_DISKS, O_REF };
+         O_CPU, O_CSV, O_JSON, O_HELP, O_WALL, O_RECOV_DISKS, O_REF,
+         O_SVG };
   static const struct option longopts[] = {
     { "impl", required_argument, NULL, O_IMPL },
     { "ops", required_argument, NULL, O_OPS },
@@ -1242,6 +1273,7 @@ parse_args (int argc, char **argv)
     { "wall", no_argument, NULL, O_WALL },
     { "recov-disks", required_argument, NULL, O_RECOV_DISKS },
     { "ref", required_argument, NULL, O_REF },
+    { "svg", required_argument, NULL, O_SVG },
     { NULL, 0, NULL, 0 },
   };
   static char *impl_copy;
@@ -1339,6 +1371,9 @@ parse_args (int argc, char **argv)
       break;
     case O_REF:
       opt.ref = optarg;
+      break;
+    case O_SVG:
+      opt.svg = optarg;
       break;
     case O_SIZE:
       parse_list ("--size", optarg, &opt.sizes, 64, 1L << 30, true);
@@ -1499,6 +1534,13 @@ main (int argc, char **argv)
 {
   time_first_use ();
   parse_args (argc, argv);
+  if (opt.svg) {                /* fail now rather than after the run */
+    FILE *f = fopen (opt.svg, "w");
+
+    if (f == NULL)
+      die ("--svg %s: %s", opt.svg, strerror (errno));
+    fclose (f);
+  }
 
   if (opt.cpu >= 0) {
     cpu_set_t set;
@@ -1546,5 +1588,16 @@ main (int argc, char **argv)
   if (opt.format == FMT_JSON)
     printf ("\n  ]\n}\n");
   free (dram_pool);
+  if (opt.svg) {
+    char cpu[256], caption[512];
+    int family, model;
+
+    cpu_model (cpu, sizeof cpu, &family, &model);
+    snprintf (caption, sizeof caption, "raidbench on %s: GB/s (1e9 bytes of "
+              "data read per second, median of %u), %s dispatched", cpu,
+              opt.reps, dispatched);
+    if (raidbench_svg_write (opt.svg, caption) == -1)
+      die ("--svg %s: %s", opt.svg, strerror (errno));
+  }
   return EXIT_SUCCESS;
 }

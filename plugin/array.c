@@ -386,19 +386,29 @@ request_rows (const struct array *a, uint64_t count, uint64_t offset,
  * its entry point, so that no member it finds in the member table is
  * closed under it, whatever way it returns.
  */
+/* Count a client's request of `count` bytes that returned r.  A fast
+ * zero refused with ENOTSUP (the client then writes zeroes) is no error.
+ */
+static int
+counted (struct array *a, enum array_count kind, uint64_t count, int r)
+{
+  io_count_add (&a->io[kind], count, r == -1 && errno != ENOTSUP);
+  return r;
+}
+
 int
 array_read (struct array *a, void *buf, uint64_t count, uint64_t offset)
 {
   MEMBERS_READ_FOR_CURRENT_SCOPE (&a->ms);
 
-  return read_pieces (a, buf, count, offset);
+  return counted (a, ARRAY_COUNT_READ, count,
+                  read_pieces (a, buf, count, offset));
 }
 
-int
-array_write (struct array *a, const void *buf, uint64_t count,
-             uint64_t offset, bool fua)
+static int
+write_request (struct array *a, const void *buf, uint64_t count,
+               uint64_t offset, bool fua)
 {
-  MEMBERS_READ_FOR_CURRENT_SCOPE (&a->ms);
   uint64_t first, end;
   unsigned token;
   int r;
@@ -415,6 +425,16 @@ array_write (struct array *a, const void *buf, uint64_t count,
   missed_rows_write_end (a->missed, token);
   md_array_write_end (a->md, first, end);
   return r;
+}
+
+int
+array_write (struct array *a, const void *buf, uint64_t count,
+             uint64_t offset, bool fua)
+{
+  MEMBERS_READ_FOR_CURRENT_SCOPE (&a->ms);
+
+  return counted (a, ARRAY_COUNT_WRITE, count,
+                  write_request (a, buf, count, offset, fua));
 }
 
 /* Flush every working member.  Only the members: md's clean marking
@@ -553,11 +573,10 @@ zero_or_trim (struct array *a, uint64_t count, uint64_t offset,
   return 0;
 }
 
-int
-array_zero (struct array *a, uint64_t count, uint64_t offset, bool may_trim,
-            bool fast, bool fua)
+static int
+zero_request (struct array *a, uint64_t count, uint64_t offset,
+              bool may_trim, bool fast, bool fua)
 {
-  MEMBERS_READ_FOR_CURRENT_SCOPE (&a->ms);
   uint64_t first, end;
   unsigned token;
   int r;
@@ -577,9 +596,22 @@ array_zero (struct array *a, uint64_t count, uint64_t offset, bool may_trim,
 }
 
 int
+array_zero (struct array *a, uint64_t count, uint64_t offset, bool may_trim,
+            bool fast, bool fua)
+{
+  MEMBERS_READ_FOR_CURRENT_SCOPE (&a->ms);
+
+  return counted (a, ARRAY_COUNT_ZERO, count,
+                  zero_request (a, count, offset, may_trim, fast, fua));
+}
+
+int
 array_trim (struct array *a, uint64_t count, uint64_t offset, bool fua)
 {
-  return array_zero (a, count, offset, true, false, fua);
+  MEMBERS_READ_FOR_CURRENT_SCOPE (&a->ms);
+
+  return counted (a, ARRAY_COUNT_TRIM, count,
+                  zero_request (a, count, offset, true, false, fua));
 }
 
 /* What md does once nbdkit serves (create=true's superblocks, the
@@ -614,15 +646,33 @@ array_readd_floor (struct array *a)
     : md_array_bitmap_cleared_at (a->md);
 }
 
-int
-array_flush (struct array *a)
+static int
+flush_request (struct array *a)
 {
-  MEMBERS_READ_FOR_CURRENT_SCOPE (&a->ms);
-
   if (a->readonly)              /* nothing to make durable */
     return 0;
   if (flush_members (a) == -1)
     return -1;
   md_array_flushed (a->md);
   return 0;
+}
+
+int
+array_flush (struct array *a)
+{
+  MEMBERS_READ_FOR_CURRENT_SCOPE (&a->ms);
+
+  return counted (a, ARRAY_COUNT_FLUSH, 0, flush_request (a));
+}
+
+bool
+array_settle (struct array *a)
+{
+  MEMBERS_READ_FOR_CURRENT_SCOPE (&a->ms);
+
+  if (a->readonly || a->md == NULL)
+    return true;
+  if (!md_array_is_clean (a->md) && !md_array_needs_resync (a->md))
+    flush_request (a);
+  return md_array_is_clean (a->md);
 }

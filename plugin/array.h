@@ -16,6 +16,16 @@
 #include "members.h"
 #include "stripe.h"
 
+/* The clients' requests, counted by kind (status, metrics). */
+enum array_count {
+  ARRAY_COUNT_READ,
+  ARRAY_COUNT_WRITE,
+  ARRAY_COUNT_ZERO,
+  ARRAY_COUNT_TRIM,
+  ARRAY_COUNT_FLUSH,
+  ARRAY_COUNTS,
+};
+
 struct array {
   struct geometry g;
   struct members ms;            /* the member table; see members.c */
@@ -28,6 +38,7 @@ struct array {
   struct missed_rows *missed;   /* without an on-disk bitmap: the rows
                                    written since the array was last
                                    healthy (missed_rows.c); else NULL */
+  struct io_count io[ARRAY_COUNTS];     /* member.h; by array_count */
 };
 
 /* Open and check every member; nbdkit_error says what is wrong.  Nothing
@@ -53,6 +64,13 @@ int array_zero (struct array *a, uint64_t count, uint64_t offset,
                 bool may_trim, bool fast, bool fua);
 int array_trim (struct array *a, uint64_t count, uint64_t offset, bool fua);
 int array_flush (struct array *a);
+/* nbdkit is stopping and serves no more requests (raid.c): flush and
+ * mark md's superblocks clean if they say active (not while a resync is
+ * owed: then they stay as they are).  Returns whether they say clean
+ * now; true for raw and read-only arrays.  Not a client's flush: not
+ * counted.
+ */
+bool array_settle (struct array *a);
 
 /* NULL if the array can serve m's alignment (member.h), else why not. */
 const char *array_cannot_align (const struct array *a, const struct member *m);

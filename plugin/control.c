@@ -14,6 +14,16 @@
  * and its newline; a longer one, or one with a NUL byte, is refused whole
  * and nothing is done.
  *
+ * status is the one reply monitoring reads: nbdkit-raid-ctl makes its
+ * show, the progress lines of wait and its Prometheus metrics from it, so
+ * that none of them can disagree with it and this file knows none of
+ * their spellings.  Besides the states it carries what only the plugin
+ * can count: the clients' requests (array.h) and each member's
+ * (member.h), and for a running job the bytes it has still to go over and
+ * the estimate of when it ends (finish_s, at the average speed so far, as
+ * /proc/mdstat's finish=; for a rebuild what every member being rebuilt
+ * still lacks, since the job goes on to the next one).
+ *
  * The path.  control_listen runs at config_complete, before anything is
  * written to a member and before nbdkit forks: an error stops nbdkit in
  * the foreground with a message.  It never takes over a path that is not
@@ -267,6 +277,23 @@ print_bitmap (struct array *a, FILE *f)
     fprintf (f, ",\"missed_rows\":null");
 }
 
+/* "io":{"read":{"requests":N,"bytes":N,"errors":N},...}: counters by
+ * kind, in the order of names.
+ */
+static void
+print_io (FILE *f, const struct io_count *c, const char *const *names,
+          int n)
+{
+  fprintf (f, ",\"io\":{");
+  for (int k = 0; k < n; k++)
+    fprintf (f, "%s\"%s\":{\"requests\":%" PRIu64 ",\"bytes\":%" PRIu64
+             ",\"errors\":%" PRIu64 "}", k ? "," : "", names[k],
+             atomic_load_explicit (&c[k].requests, memory_order_relaxed),
+             atomic_load_explicit (&c[k].bytes, memory_order_relaxed),
+             atomic_load_explicit (&c[k].errors, memory_order_relaxed));
+  fprintf (f, "}");
+}
+
 /* A member's failure (why, when: Unix time), what it is owed (bytes of
  * its data area: the rows it lacks), whether it is (or was) re-added and
  * how many bytes its rebuild or re-add wrote.
@@ -289,6 +316,29 @@ print_member_repair (struct array *a, const struct jobs_status *st, int i,
   fprintf (f, ",\"owed\":%" PRIu64 ",\"readd\":%s,\"resynced\":%" PRIu64,
            st->member[i].owed_rows * a->g.chunk,
            st->member[i].readd ? "true" : "false", st->member[i].resynced);
+}
+
+static const char *const member_count_names[MEMBER_COUNTS] = {
+  [MEMBER_COUNT_READ] = "read", [MEMBER_COUNT_WRITE] = "write",
+  [MEMBER_COUNT_ZERO] = "zero", [MEMBER_COUNT_FLUSH] = "flush",
+};
+static const char *const array_count_names[ARRAY_COUNTS] = {
+  [ARRAY_COUNT_READ] = "read", [ARRAY_COUNT_WRITE] = "write",
+  [ARRAY_COUNT_ZERO] = "zero", [ARRAY_COUNT_TRIM] = "trim",
+  [ARRAY_COUNT_FLUSH] = "flush",
+};
+
+/* "finish_s": when a job that has moved `moved` bytes in `elapsed`
+ * seconds will have moved `remaining` more at the same average rate, as
+ * /proc/mdstat's finish=; null until it has moved something.
+ */
+static void
+print_finish (FILE *f, uint64_t remaining, uint64_t moved, double elapsed)
+{
+  if (moved > 0 && elapsed > 0)
+    fprintf (f, ",\"finish_s\":%.1f", remaining * elapsed / moved);
+  else
+    fprintf (f, ",\"finish_s\":null");
 }
 
 /* status: one JSON object.  The jobs and the member states come from one
@@ -324,43 +374,60 @@ status_json (struct array *a, struct jobs *js, FILE *f)
     fprintf (f, ",\"state\":\"%s\",\"recovery_offset\":%" PRIu64,
              state_name (s), rec);
     print_member_repair (a, &st, i, f);
+    print_io (f, st.member[i].m->io, member_count_names, MEMBER_COUNTS);
     fprintf (f, "}");
   }
 
   bool rebuilding = st.rebuild_running && st.rebuild_member >= 0;
   double elapsed = rebuilding ? (st.now - st.rebuild_member_start) / 1e9 : 0;
   uint64_t written = 0;         /* by this run of the job: for the rate */
+  uint64_t remaining = 0;
 
   if (rebuilding) {
     done = st.member[st.rebuild_member].recovery_stripe * a->g.chunk;
     /* A re-add jumps over clean rows: its rate is what it wrote. */
     written = st.rebuild_readd ? st.member[st.rebuild_member].resynced
       : done - st.rebuild_first_row * a->g.chunk;
+    /* The job goes on to the next member to rebuild when this one is
+     * done: what is left is what every one of them still lacks.
+     */
+    for (int i = 0; i < st.nmembers; i++)
+      if (st.member[i].state == MEMBER_REBUILDING)
+        remaining += st.member[i].owed_rows * a->g.chunk;
   }
   fprintf (f, "],\"rebuild\":{\"running\":%s,\"readd\":%s,"
            "\"member\":%d,\"done\":%" PRIu64
-           ",\"total\":%" PRIu64 ",\"mb_per_s\":%.1f}",
-           st.rebuild_running ? "true" : "false",
+           ",\"total\":%" PRIu64 ",\"mb_per_s\":%.1f,\"bytes_per_s\":%.0f,"
+           "\"remaining\":%" PRIu64, st.rebuild_running ? "true" : "false",
            st.rebuild_running && st.rebuild_readd ? "true" : "false",
-           rebuilding ? st.rebuild_member : -1, done, total, elapsed > 0
-           ? written / elapsed / 1e6 : 0.0);
+           rebuilding ? st.rebuild_member : -1, done, total,
+           elapsed > 0 ? written / elapsed / 1e6 : 0.0,
+           elapsed > 0 ? written / elapsed : 0.0, remaining);
+  print_finish (f, remaining, written, elapsed);
+  fprintf (f, "}");
 
   done = st.scrub_rows_done * a->g.chunk;
   total = st.scrubbed ? st.scrub_rows_total * a->g.chunk : total;
   elapsed = st.scrub_running ? (st.now - st.scrub_start) / 1e9 : 0;
+  remaining = st.scrub_running && total > done ? total - done : 0;
   fprintf (f, ",\"scrub\":{\"running\":%s,\"repair\":%s,\"resync\":%s,"
            "\"done\":%" PRIu64 ",\"total\":%" PRIu64 ",\"mb_per_s\":%.1f,"
-           "\"mismatch_cnt\":%" PRIu64 ",\"finished\":%s,\"bad_data\":[",
+           "\"bytes_per_s\":%.0f,\"remaining\":%" PRIu64,
            st.scrub_running ? "true" : "false",
            st.scrub_repair ? "true" : "false",
            st.scrub_resync ? "true" : "false", done, total,
-           elapsed > 0 ? done / elapsed / 1e6 : 0.0, st.scrub_mismatch_cnt,
+           elapsed > 0 ? done / elapsed / 1e6 : 0.0,
+           elapsed > 0 ? done / elapsed : 0.0, remaining);
+  print_finish (f, remaining, done, elapsed);
+  fprintf (f, ",\"mismatch_cnt\":%" PRIu64 ",\"finished\":%s,"
+           "\"bad_data\":[", st.scrub_mismatch_cnt,
            st.scrub_finished ? "true" : "false");
   for (size_t k = 0; k < st.scrub_nbad; k++)
     fprintf (f, "%s{\"stripe\":%" PRIu64 ",\"member\":%d}", k ? "," : "",
              st.scrub_bad[k].stripe, st.scrub_bad[k].member);
   fprintf (f, "]}");
   print_bitmap (a, f);
+  print_io (f, a->io, array_count_names, ARRAY_COUNTS);
   fprintf (f, "}\n");
 }
 

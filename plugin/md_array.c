@@ -1196,6 +1196,12 @@ md_array_needs_resync (const struct md_array *md)
   return md && md->needs_resync;
 }
 
+bool
+md_array_is_clean (struct md_array *md)
+{
+  return md == NULL || (md->clean && !states_changed (md));
+}
+
 /* Without a bitmap the resync goes over the rows in order, from where a
  * clean stop left it (resync_done), and a clean stop records how far it
  * got (md_array_close).

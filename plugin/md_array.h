@@ -52,6 +52,8 @@ void md_array_flushed (struct md_array *md);
 /* Member states changed (failure, replacement, rebuild progress). */
 void md_array_states_changed (struct md_array *md);
 bool md_array_needs_resync (const struct md_array *md);
+/* Whether the superblocks say clean, with the member states of now. */
+bool md_array_is_clean (struct md_array *md);
 void md_array_resynced (struct md_array *md);
 /* The resync's rows: the first at or after row that needs it (>= the
  * row count when none; every row without a bitmap), how many there are,

@@ -189,6 +189,7 @@ member_hole (struct member *m, uint64_t offset, uint64_t len)
  * that a backend can keep its whole share in flight at once.  If a large
  * batch's list cannot be allocated, the shares go in 64 at a time: slower,
  * but a shortage of memory is never reported as an error of a member.
+ * Each request is then counted on its member (member.io), failed or not.
  */
 #define STACK_SHARE 64
 
@@ -229,9 +230,18 @@ member_io_run (struct member_io *ios, size_t n)
       ops->io (share, k);
   }
 
-  for (size_t i = 0; i < n; i++)
+  for (size_t i = 0; i < n; i++) {
+    static const enum member_count count_of[] = {
+      [MEMBER_READ] = MEMBER_COUNT_READ, [MEMBER_WRITE] = MEMBER_COUNT_WRITE,
+      [MEMBER_FLUSH] = MEMBER_COUNT_FLUSH, [MEMBER_PUNCH] = MEMBER_COUNT_ZERO,
+      [MEMBER_ZERO] = MEMBER_COUNT_ZERO,
+    };
+
+    io_count_add (&ios[i].member->io[count_of[ios[i].op]],
+                  ios[i].op == MEMBER_FLUSH ? 0 : ios[i].len, ios[i].err);
     if (ios[i].err && !first_err)
       first_err = ios[i].err;
+  }
   if (share != stack_share)
     free (share);
   if (first_err) {

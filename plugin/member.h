@@ -58,6 +58,37 @@ enum member_op {
 
 #define MEMBER_MAX_ALIGN 4096
 
+/* Counters of requests that operators read (status, metrics): how many,
+ * how many bytes, how many failed.  Relaxed atomics: a reader wants
+ * totals, never an order between them, and one add per request costs
+ * little beside the request.  array.h counts the clients' requests with
+ * the same type.
+ */
+struct io_count {
+  _Atomic uint64_t requests, bytes, errors;
+};
+
+static inline void
+io_count_add (struct io_count *c, uint64_t bytes, bool failed)
+{
+  atomic_fetch_add_explicit (&c->requests, 1, memory_order_relaxed);
+  if (bytes)
+    atomic_fetch_add_explicit (&c->bytes, bytes, memory_order_relaxed);
+  if (failed)
+    atomic_fetch_add_explicit (&c->errors, 1, memory_order_relaxed);
+}
+
+/* A member's counters by kind: reads; writes; punches and zero-ranges
+ * ("zero"); flushes.
+ */
+enum member_count {
+  MEMBER_COUNT_READ,
+  MEMBER_COUNT_WRITE,
+  MEMBER_COUNT_ZERO,
+  MEMBER_COUNT_FLUSH,
+  MEMBER_COUNTS,
+};
+
 struct member;
 
 struct member_io {
@@ -177,6 +208,10 @@ struct member {
    */
   uint64_t readd_whole_from;
   _Atomic uint64_t resynced;    /* bytes its rebuild or re-add wrote */
+  /* Every request member_io_run ran on it since it was opened (clients',
+   * rebuilds', scrubs', metadata's), by member_count.
+   */
+  struct io_count io[MEMBER_COUNTS];
   void *priv;                   /* the backend's */
 };
 

@@ -14,10 +14,26 @@
  *                    array_open, jobs_new
  *   after_fork       array_after_fork (md), jobs_after_fork (a rebuild
  *                    to resume, a resync), control_start (its threads),
- *                    readd_auto_start (readd=auto)
- *   unload           readd_auto_stop, control_stop, jobs_free (the job
- *                    thread stops), then array_close (flush, clean
- *                    superblocks, members)
+ *                    settle_start (below), readd_auto_start (readd=auto)
+ *   unload           settle_stop, readd_auto_stop, control_stop,
+ *                    jobs_free (the job thread stops), then array_close
+ *                    (flush, clean superblocks, members)
+ *
+ * Stopping while clients are connected.  On SIGTERM nbdkit stops
+ * accepting, closes each connection at its next request without serving
+ * it, and unloads the plugin only when every connection has gone; a
+ * client that stays idle (the kernel's nbd-client, a qemu that is not
+ * writing) keeps it waiting, and a service manager ends that with
+ * SIGKILL (nbdkit 1.32; see nbdkit-raid-plugin(1), SERVICE).  So the
+ * array does not wait for unload to be clean: a thread of ours sleeps
+ * in nbdkit_nanosleep, which returns ESHUTDOWN as soon as nbdkit is
+ * stopping, and from then on settles the array every SETTLE_MS (flush,
+ * superblocks clean: array_settle), which also catches a request that
+ * was already read when the signal came.  A SIGKILL after that loses
+ * nothing and leaves nothing to resync.  (nbdkit logs "aborting sleep
+ * because of server shut down" as an error when that sleep ends: that
+ * line is this thread's, once per stop, and harmless.  nbdkit_nanosleep
+ * is the only way nbdkit 1.32 tells a plugin that it is stopping.)
  */
 
 #include <config.h>
@@ -27,7 +43,9 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define NBDKIT_API_VERSION 2
@@ -44,6 +62,56 @@
 static struct raid_params params;
 static struct array *array;
 static struct jobs *jobs;
+
+#define SETTLE_MS 100
+
+static pthread_t settle_thread;
+static bool settle_running;
+static _Atomic bool settle_stopping;
+
+/* See "Stopping while clients are connected" above. */
+static void *
+settle (void *arg)
+{
+  bool settled = false;
+
+  while (!atomic_load (&settle_stopping)) {
+    if (nbdkit_nanosleep (0, SETTLE_MS * 1000000) == 0 || errno != ESHUTDOWN)
+      continue;
+    /* nbdkit is stopping: nbdkit_nanosleep returns at once from now on. */
+    while (!atomic_load (&settle_stopping)) {
+      struct timespec ts = { .tv_nsec = SETTLE_MS * 1000000 };
+      bool clean = array_settle (array);
+
+      if (clean && !settled)
+        nbdkit_debug ("raid: stopping: the array is clean");
+      settled = clean;
+      nanosleep (&ts, NULL);
+    }
+  }
+  return NULL;
+}
+
+static int
+settle_start (void)
+{
+  if (pthread_create (&settle_thread, NULL, settle, NULL)) {
+    nbdkit_error ("raid: cannot start a thread");
+    return -1;
+  }
+  settle_running = true;
+  return 0;
+}
+
+static void
+settle_stop (void)
+{
+  if (settle_running) {
+    atomic_store (&settle_stopping, true);
+    pthread_join (settle_thread, NULL);
+    settle_running = false;
+  }
+}
 
 /* libparity's reports (an implementation that failed its self-test and
  * was replaced by the generic one) go to nbdkit's log.
@@ -64,6 +132,7 @@ raid_load (void)
 static void
 raid_unload (void)
 {
+  settle_stop ();
   readd_auto_stop ();
   control_stop ();
   jobs_free (jobs);
@@ -78,7 +147,7 @@ static int
 raid_after_fork (void)
 {
   if (array_after_fork (array) == -1 || jobs_after_fork (jobs) == -1 ||
-      control_start (array, jobs) == -1)
+      control_start (array, jobs) == -1 || settle_start () == -1)
     return -1;
   return params.readd_auto && !params.array.readonly ?
     readd_auto_start (array, jobs) : 0;

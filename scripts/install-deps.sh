@@ -5,11 +5,16 @@
 # targets need clang and its runtimes (libclang-rt-14-dev: ASan, libFuzzer
 # for check-asan and check-fuzz), gcc's libtsan (with gcc, for check-tsan)
 # and readelf (binutils, to find the loader nbdkit runs under).
+# python3-prometheus-client: Prometheus's own parser, which
+# tests/test-raid-ctl-metrics.py reads nbdkit-raid-ctl metrics with.
+# systemd: systemd-analyze, which tests/test-raid-systemd-verify.sh checks
+# the units with, and pkg-config's systemd.pc, which says where they go.
 set -e
 
 packages="
   build-essential autoconf automake libtool pkg-config perl
   nbdkit nbdkit-plugin-dev liburing-dev libnbd-dev libnbd-bin python3-libnbd
+  python3-prometheus-client systemd
   check libisal-dev libsimde-dev
   clang libclang-rt-14-dev binutils
   qemu-utils fio valgrind bc

@@ -85,6 +85,17 @@ TSAN_TESTS += test-raid-fail-control-stop.py
 EXTRA_DIST += test-raid-fail-control-stop.py
 TESTS += test-raid-ctl-relative.sh
 EXTRA_DIST += test-raid-ctl-relative.sh
+# What ops tools read: nbdkit-raid-ctl metrics (Prometheus) against the
+# status JSON and known requests, and show's and wait's finish estimate.
+TESTS += test-raid-ctl-metrics.py
+EXTRA_DIST += test-raid-ctl-metrics.py
+# The service (systemd/): the units pass systemd-analyze verify, and
+# nbdkit started as the units start it leaves the array clean on SIGTERM,
+# even with a client that stays connected.
+TESTS += test-raid-systemd-verify.sh
+EXTRA_DIST += test-raid-systemd-verify.sh
+TESTS += test-raid-service-stop.py
+EXTRA_DIST += test-raid-service-stop.py
 TESTS += test-raid-fail-scrub.py
 EXTRA_DIST += test-raid-fail-scrub.py
 EXTRA_DIST += fail_rebuild.py

@@ -28,15 +28,25 @@ with faults.Test() as hz:
         assert m["index"] == i and m["name"] == paths[i] and \
             m["state"] == "in_sync" and isinstance(m["recovery_offset"], int), \
             "status member %d: %r" % (i, m)
+        assert set(m["io"]) == {"read", "write", "zero", "flush"} and \
+            all(set(c) == {"requests", "bytes", "errors"} and
+                all(isinstance(v, int) for v in c.values())
+                for c in m["io"].values()), "status member %d io: %r" % (
+                    i, m["io"])
     r = st["rebuild"]
     assert r["running"] is False and isinstance(r["member"], int) and \
         isinstance(r["done"], int) and isinstance(r["total"], int) and \
-        isinstance(r["mb_per_s"], (int, float)), "status rebuild: %r" % r
+        isinstance(r["mb_per_s"], (int, float)) and \
+        isinstance(r["bytes_per_s"], (int, float)) and \
+        r["remaining"] == 0 and r["finish_s"] is None, "status rebuild: %r" % r
     s = st["scrub"]
     assert s["running"] is False and isinstance(s["repair"], bool) and \
         isinstance(s["done"], int) and isinstance(s["total"], int) and \
         s["mismatch_cnt"] == 0 and s["bad_data"] == [] and \
-        isinstance(s["finished"], bool), "status scrub: %r" % s
+        isinstance(s["finished"], bool) and s["remaining"] == 0 and \
+        s["finish_s"] is None, "status scrub: %r" % s
+    assert set(st["io"]) == {"read", "write", "zero", "trim", "flush"} and \
+        st["io"]["write"]["requests"] > 0, "status io: %r" % st["io"]
     faults.log("  status: %s" % json.dumps(st)[:300])
 
     rc, out, err = faults.ctl_tool(arr.ctlpath, "status")
