@@ -72,4 +72,5 @@ sleep 1
 t=$(rebuild 4)
 wait $load || true
 printf 'rebuild of one %s member, 4K randwrite: %6.2f s = %7.1f MB/s\n' "$MEMBER_SIZE" "$t" "$(echo "$size_mb / $t" | bc -l)"
-"$ctl" "$dir/ctl" show | head -1
+"$ctl" "$dir/ctl" show > "$dir/show"   # whole: head would cut its pipe
+head -n 1 "$dir/show"
