@@ -709,9 +709,15 @@ check_replacement (struct array *a, int i, struct member *m,
 {
   uint64_t need = a->g.data_offset + a->g.stripes * a->g.chunk;
 
+  const char *small;
+
   if (m->size < need) {
     snprintf (msg, len, "%s is too small: %" PRIu64 " bytes, the array "
               "needs %" PRIu64, name, m->size, need);
+    return -1;
+  }
+  if ((small = md_array_cannot_hold (a->md, m)) != NULL) {
+    snprintf (msg, len, "%s %s", name, small);
     return -1;
   }
   if (array_cannot_align (a, m)) {

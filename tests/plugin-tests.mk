@@ -353,7 +353,8 @@ if HAVE_CHECK
 check_PROGRAMS += test_md_bitmap
 TESTS += test_md_bitmap
 test_md_bitmap_SOURCES = test_md_bitmap.c member_mem.c member_mem.h \
-	../plugin/md_bitmap.c ../plugin/md_bitmap_super.c ../plugin/members.c \
+	../plugin/md_bitmap.c ../plugin/md_bitmap_super.c ../plugin/md_super.c \
+	../plugin/members.c \
 	../plugin/member.c
 test_md_bitmap_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
 test_md_bitmap_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
