@@ -785,8 +785,10 @@ name_other_formats (struct members *ms, const struct array_config *cfg,
 
     if (sbs[i].role == -3 && signature_probe (members_at (ms, i), &what) == 1) {
       nbdkit_error ("member %s has no md v1.x superblock%s; it carries %s, "
-                    "which this plugin does not assemble", cfg->disks[i],
-                    version_place (cfg), what);
+                    "%s", cfg->disks[i], version_place (cfg), what,
+                    strstr (what, "md v1.") ? "not the version "
+                    "metadata-version= names"
+                    : "which this plugin does not assemble");
       n++;
     }
   }

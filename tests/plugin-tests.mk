@@ -201,6 +201,14 @@ EXTRA_DIST += vm/test-vm-nbd-client.sh
 EXTRA_DIST += md-functions.sh shadow_client.py
 TESTS += test-raid-md-create.sh
 EXTRA_DIST += test-raid-md-create.sh
+# md v1.0 and v1.1 (issue 16): their places, bitmaps and data offsets;
+# a member with two superblocks, and the parameter; re-add and replace.
+TESTS += test-raid-md-versions.sh
+EXTRA_DIST += test-raid-md-versions.sh
+TESTS += test-raid-md-versions-refused.sh
+EXTRA_DIST += test-raid-md-versions-refused.sh
+TESTS += test-raid-md-versions-replace.sh
+EXTRA_DIST += test-raid-md-versions-replace.sh
 TESTS += test-raid-md-left-out.sh
 EXTRA_DIST += test-raid-md-left-out.sh
 TESTS += test-raid-md-refused.sh
