@@ -13,7 +13,8 @@
 # start is refused, and metadata-version= (the array's own) serves it
 # again with every byte the client wrote.  Also: metadata-version=
 # naming a version the members lack, a bad value, with metadata=none,
-# and v1.0 with a data offset.
+# and v1.0 with a data offset.  And arrays of other metadata (md v0.90,
+# DDF, IMSM) are refused naming the format.
 
 source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
 source "$top_srcdir/tests/md-functions.sh"
@@ -102,4 +103,39 @@ expect_refused "v1.0 with a data offset" "metadata-version=1.0 .*data-offset mus
 expect_refused "v1.1 with a data offset under 4K" "data-offset must leave room" \
     -U - "$RAID_PLUGIN" create=true metadata-version=1.1 data-offset=2K level=5 \
     "${members[@]}"
+
+# Other metadata: md v0.90 (either byte order), DDF and IMSM, each planted
+# where its tools put it, on every member: refused at assembly, naming it.
+for kind in 0.90 0.90be ddf imsm; do
+    make_members 4 4M o
+    for m in "${members[@]}"; do
+        python3 - "$m" "$kind" <<'EOF'
+import os, struct, sys
+path, kind = sys.argv[1], sys.argv[2]
+sectors = os.path.getsize(path) // 512
+with open(path, "r+b") as f:
+    if kind.startswith("0.90"):         # md.h: MD_NEW_SIZE_SECTORS
+        f.seek(((sectors & ~127) - 128) * 512)
+        f.write(struct.pack(">II" if kind.endswith("be") else "<II",
+                            0xa92b4efc, 0))
+    elif kind == "ddf":                 # the anchor, in the last sector
+        f.seek((sectors - 1) * 512)
+        f.write(bytes.fromhex("de11de11"))
+    else:                               # IMSM's MPB, two sectors back
+        f.seek((sectors - 2) * 512)
+        f.write(b"Intel Raid ISM Cfg Sig. ")
+EOF
+    done
+    case $kind in
+        0.90*) expect="an md v0.90 superblock" ;;
+        ddf) expect="a DDF \(firmware RAID\) anchor header" ;;
+        imsm) expect="Intel IMSM \(firmware RAID\) metadata" ;;
+    esac
+    expect_refused "assembling members with $kind metadata" \
+        "o0 has no md v1.x superblock; it carries $expect, which this plugin does not assemble" \
+        -U - "$RAID_PLUGIN" "${members[@]}"
+    expect_refused "create=true over $kind metadata" \
+        "o0 already carries $expect" \
+        -U - "$RAID_PLUGIN" create=true level=5 "${members[@]}"
+done
 end_failures
