@@ -97,6 +97,12 @@ struct md_array {
                                    atomics */
   struct md_super sb;           /* array-wide fields: the reference */
   uint32_t dev_number[GEOMETRY_MAX_MEMBERS];   /* by role; UINT32_MAX: none */
+  /* By role: the data_size its member's own superblock said at assembly
+   * (md sets it per member, from the member's size: a bigger member's
+   * would make md refuse a smaller one), kept unless more than the
+   * member holds (member_room); 0: member_room.
+   */
+  uint64_t data_size[GEOMETRY_MAX_MEMBERS];
   uint8_t device_uuid[GEOMETRY_MAX_MEMBERS][16];
   /* The member of each role at the last update (its serial: an address
    * may be reused once a replaced member is reclaimed), and its state
@@ -140,8 +146,9 @@ struct md_array {
 };
 
 /* A member's md identity: the superblock a new connection to it must
- * find where the array's version puts it (4 KiB for v1.2), with the same set UUID, device UUID and dev_number, and
- * an event count not behind (a server restarted over an older copy of
+ * find where the array's version puts it (4 KiB for v1.2; for v1.0 where
+ * the member's size puts it), with the same set UUID, device UUID and
+ * dev_number, and an event count not behind (a server restarted over an older copy of
  * the disk is behind; an empty or foreign disk has no such superblock).
  * While a superblock is being written (in_flight) either the old one or
  * the new one may be there; and since the read of a new connection is on
@@ -523,6 +530,7 @@ order_members (struct members *ms, const struct array_config *cfg,
     ordered[role] = m;
     names[role] = cfg->disks[i];
     md->dev_number[role] = s->dev_number;
+    md->data_size[role] = s->data_size;
     memcpy (md->device_uuid[role], s->device_uuid, 16);
   }
   newest_first (kept, nkept, sbs);
@@ -559,6 +567,7 @@ order_members (struct members *ms, const struct array_config *cfg,
     ordered[s->role] = m;
     names[s->role] = cfg->disks[kept[k]];
     md->dev_number[s->role] = s->dev_number;
+    md->data_size[s->role] = s->data_size;
     memcpy (md->device_uuid[s->role], s->device_uuid, 16);
     md->stale_at_assembly[s->role] = true;
   }
@@ -786,9 +795,11 @@ name_other_formats (struct members *ms, const struct array_config *cfg,
     if (sbs[i].role == -3 && signature_probe (members_at (ms, i), &what) == 1) {
       nbdkit_error ("member %s has no md v1.x superblock%s; it carries %s, "
                     "%s", cfg->disks[i], version_place (cfg), what,
-                    strstr (what, "md v1.") ? "not the version "
-                    "metadata-version= names"
-                    : "which this plugin does not assemble");
+                    !strstr (what, "md v1.") ? "which this plugin does not "
+                    "assemble" : cfg->set_metadata_version ? "not the "
+                    "version metadata-version= names" : "whose super_offset "
+                    "does not name the place it is in (md would not use "
+                    "it either)");
       n++;
     }
   }
@@ -1129,6 +1140,7 @@ install_replacements (struct md_array *md, bool last)
       continue;
     }
     md->dev_number[i] = UINT32_MAX;     /* the predecessor leaves */
+    md->data_size[i] = 0;
     for (d = 0; d < MD_MAX_DEV && !slot_free (md, d); d++)
       ;
     if (d < MD_MAX_DEV) {
@@ -1171,6 +1183,26 @@ table (const struct md_array *md, struct md_super *sb)
   }
 }
 
+/* The data_size of a member new to the array (created, or a
+ * replacement), as mdadm works it out: what the member holds from the
+ * data offset on, up to its end (v1.1, v1.2), or up to its bitmap or
+ * superblock (v1.0), in whole sectors.  md's super_1_load refuses a
+ * member whose data_size is more than that.
+ */
+static uint64_t
+member_room (const struct md_array *md, const struct member *m)
+{
+  const struct md_super *sb = &md->sb;
+  uint64_t end = m->size / 512 * 512;
+
+  if (sb->minor == 0) {
+    end = md_super_location (0, m->size);
+    if (sb->feature_map & MD_FEATURE_BITMAP)
+      end += (int64_t) sb->bitmap_offset * 512;
+  }
+  return end > sb->data_offset + sb->size ? end - sb->data_offset : sb->size;
+}
+
 /* Write the superblock of every working member, but replacements not
  * yet installed; lock held.
  */
@@ -1203,6 +1235,9 @@ write_all (struct md_array *md, bool clean)
     if (st == MEMBER_FAILED)
       continue;
     sb.dev_number = md->dev_number[i];
+    sb.data_size = member_room (md, m);
+    if (md->data_size[i] && md->data_size[i] < sb.data_size)
+      sb.data_size = md->data_size[i];
     memcpy (sb.device_uuid, md->device_uuid[i], 16);
     sb.feature_map = md->sb.feature_map &
       ~(MD_FEATURE_RECOVERY_OFFSET | MD_FEATURE_RECOVERY_BITMAP);

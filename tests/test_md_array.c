@@ -589,6 +589,27 @@ START_TEST (test_versions)
       ck_assert_str_eq (members_at (&a.ms, i)->name,
                         members_at (&r.ms, i)->name);
     ck_assert (!md_array_needs_resync (a.md));
+    /* Each member's data_size is its own (md's super_1_load refuses one
+     * above what the member holds from data_offset to its end, v1.1, or
+     * to its superblock, v1.0), at create and after an update of an
+     * assembled array.
+     */
+    md_array_states_changed (a.md);
+    for (int i = 0; i < N; i++) {
+      int k = shuffled[i];
+      uint64_t want = minor == 0 ? place_of (0, sizes[k]) - 4096
+        : sizes[k] / 512 * 512 - DATA_OFFSET;
+
+      at = place_of (minor, sizes[k]);
+      ck_assert_msg (le (mem_member_data (m[i]) + at + 136, 8) * 512 == want,
+                     "v1.%d member %d: data_size %llu sectors, not %llu",
+                     minor, k, (unsigned long long)
+                     le (mem_member_data (m[i]) + at + 136, 8),
+                     (unsigned long long) want / 512);
+      ck_assert_uint_eq (le (mem_member_data (m[i]) + at + 200, 8),
+                         le (mem_member_data (members_at (&r.ms, 0))
+                             + place_of (minor, sizes[0]) + 200, 8) + 1);
+    }
     md_array_close (a.md);
     members_destroy (&a.ms);
 
