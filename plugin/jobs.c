@@ -670,9 +670,10 @@ readd_same_disk (struct array *a, int i, struct member *m, char *why,
 
 /* A disk that answers reads but not writes has not come back: the
  * re-add's first write would fail it again (and readd=auto would then
- * leave it out for good).  Its first 4 KiB (the md superblock's padding
- * on an md member), written back exactly as read, ask before anything
- * changes; nobody else writes the disk, which is in no role.  0, or -1
+ * leave it out for good).  Its first 4 KiB (the padding before md
+ * v1.2's superblock, v1.1's superblock itself, v1.0's data), written
+ * back exactly as read, ask before anything changes; nobody else writes
+ * the disk, which is in no role.  0, or -1
  * with why.
  */
 static int

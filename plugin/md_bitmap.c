@@ -48,6 +48,12 @@
  * ahead: the floor a re-added member's superblock must reach, as md's
  * super_1_validate asks, and one that survives a restart.
  *
+ * Where.  The area lies bitmap_offset sectors from each member's md
+ * superblock: after it for v1.1 and v1.2, before it for v1.0, whose
+ * superblock is at the member's end, so that members of different sizes
+ * (a bigger replacement, say) hold it at different offsets
+ * (md_bitmap_area_offset; area[] keeps each member's).
+ *
  * Events.  md accepts a bitmap whose event count equals the superblocks'
  * or is one more; fewer means stale, and a full resync.  md_array.c calls
  * md_bitmap_events with the new count before it writes its superblocks.

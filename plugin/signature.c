@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Signatures of other formats: what a disk carries that is not ours.
  *
- * A disk given to the array (a member at start-up without an md v1.2
- * superblock, every member of a new array, a replacement) may belong to
- * something else: another md array, firmware RAID, a partitioned disk, an
- * LVM physical volume, a filesystem.  Writing to it destroys that, so the
+ * A disk given to the array (a member at start-up without an md
+ * version-1 superblock, every member of a new array, a replacement) may
+ * belong to something else: another md array, firmware RAID, a
+ * partitioned disk, an LVM physical volume, a filesystem.  Writing to it destroys that, so the
  * callers refuse such a disk, naming what was found, unless the operator
  * forces it.  This file only recognises; it never writes.
  *
