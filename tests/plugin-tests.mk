@@ -245,6 +245,10 @@ EXTRA_DIST += test-raid-replace-foreign.sh
 EXTRA_DIST += vm/guest-md-check.sh
 TESTS += vm/test-vm-plugin-to-mdadm.sh
 EXTRA_DIST += vm/test-vm-plugin-to-mdadm.sh
+# md v1.0 and v1.1 both ways (issue 16): mdadm's arrays with bitmaps
+# assembled by the plugin, the plugin's checked by md.
+TESTS += vm/test-vm-md-versions.sh
+EXTRA_DIST += vm/test-vm-md-versions.sh
 EXTRA_DIST += vm/fill-missing.py vm/replace-cycles.py vm/readd-once.py
 
 # md write-intent bitmaps between the plugin and Linux md (a guest):
