@@ -24,7 +24,7 @@ md's resync and bitmap, md's failed and stale members):
     RAID_TEST_KEEP=1 make check TESTS=vm/test-vm-md-versions.sh
     tests/fuzz/extract-seeds.py --prefix mdadm  /tmp/raid-test.X/r?[a-d]-d?
     tests/fuzz/extract-seeds.py --prefix bitmap /tmp/raid-test.Y/[abc]?-d?
-    tests/fuzz/extract-seeds.py --prefix versions /tmp/raid-test.Z/m1?*-d?
+    tests/fuzz/extract-seeds.py --prefix versions /tmp/raid-test.Z/m1?r?-d?
 
 This script reads the fields with its own offsets (md_p.h), not the
 plugin's parser, so a parser bug cannot hide a seed.
