@@ -97,6 +97,34 @@ smallest_member (const struct array *a, int *which)
   return min;
 }
 
+/* create=true: the data offset, by default and as md's version allows:
+ * after the superblock at 4 KiB (v1.2) or at 0 (v1.1), 1 MiB unless
+ * given; at 0 for v1.0, whose superblock is at the end.
+ */
+static int
+create_data_offset (struct array_config *cfg)
+{
+  int minor = cfg->set_metadata_version ? cfg->metadata_minor : 2;
+
+  if (minor == 0) {
+    if (cfg->data_offset != 0) {
+      nbdkit_error ("create=true: metadata-version=1.0 keeps the data at the "
+                    "start of each member: data-offset must be 0");
+      return -1;
+    }
+    return 0;
+  }
+  if (!cfg->set_data_offset)
+    cfg->data_offset = 1024 * 1024;   /* room for the superblock */
+  if (cfg->data_offset < (minor == 2 ? 8192 : 4096)) {
+    nbdkit_error ("create=true: data-offset must leave room for the "
+                  "superblock at %s (at least %s)", minor == 2 ? "4 KiB"
+                  : "the start (v1.1)", minor == 2 ? "8K" : "4K");
+    return -1;
+  }
+  return 0;
+}
+
 /* missed_rows.c's epoch: md's event count now. */
 static uint64_t
 md_events (void *md)
@@ -130,13 +158,8 @@ array_open (const struct array_config *cfg_in)
   }
   if (md_array_assemble (&a->ms, cfg, &md_bytes, &a->md) == -1)
     goto err;
-  if (cfg->create && !cfg->set_data_offset)
-    cfg->data_offset = 1024 * 1024;   /* room for the superblock */
-  if (cfg->create && cfg->data_offset < 8192) {
-    nbdkit_error ("create=true: data-offset must leave room for the "
-                  "superblock at 4 KiB (at least 8K)");
+  if (cfg->create && create_data_offset (cfg) == -1)
     goto err;
-  }
 
   min = md_bytes ? md_bytes : smallest_member (a, &small);
   if (geometry_init (&a->g, cfg->level, cfg->layout, a->ms.n, cfg->chunk,

@@ -12,13 +12,19 @@
 
 #include "geometry.h"
 
-/* md: v1.2 superblocks, required (the default); none: raw mode, the
- * parameters are the whole truth.  Never guessed from the members.
+/* md: md version-1 superblocks, required (the default); none: raw
+ * mode, the parameters are the whole truth.  Never guessed from the
+ * members.
  */
 enum metadata_mode { METADATA_MD, METADATA_NONE };
 
 struct array_config {
   enum metadata_mode metadata;
+  /* metadata-version=1.minor given (minor 0, 1 or 2); if not, assembly
+   * looks in every place and create writes v1.2.
+   */
+  bool set_metadata_version;
+  int metadata_minor;
   bool create, force;           /* write fresh md superblocks */
   bool no_bitmap, set_bitmap;   /* create: bitmap=none; bitmap-* given */
   uint64_t bitmap_chunk;        /* create: bytes per bit, 0 = md's default */

@@ -705,9 +705,10 @@ readd_same_disk (struct array *a, int i, struct member *m, char *why,
 
 /* A disk that answers reads but not writes has not come back: the
  * re-add's first write would fail it again (and readd=auto would then
- * leave it out for good).  Its first 4 KiB (the md superblock's padding
- * on an md member), written back exactly as read, ask before anything
- * changes; nobody else writes the disk, which is in no role.  0, or -1
+ * leave it out for good).  Its first 4 KiB (the padding before md
+ * v1.2's superblock, v1.1's superblock itself, v1.0's data), written
+ * back exactly as read, ask before anything changes; nobody else writes
+ * the disk, which is in no role.  0, or -1
  * with why.
  */
 static int
@@ -744,9 +745,15 @@ check_replacement (struct array *a, int i, struct member *m,
 {
   uint64_t need = a->g.data_offset + a->g.stripes * a->g.chunk;
 
+  const char *small;
+
   if (m->size < need) {
     snprintf (msg, len, "%s is too small: %" PRIu64 " bytes, the array "
               "needs %" PRIu64, name, m->size, need);
+    return -1;
+  }
+  if ((small = md_array_cannot_hold (a->md, m)) != NULL) {
+    snprintf (msg, len, "%s %s", name, small);
     return -1;
   }
   if (array_cannot_align (a, m)) {

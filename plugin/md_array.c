@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The array's md metadata: assembling an array from its members' v1.2
- * superblocks, creating superblocks mdadm accepts, and keeping them true
- * while the array serves.
+/* The array's md metadata: assembling an array from its members' md
+ * version-1 superblocks (v1.0, v1.1 or v1.2: md_super.c says where each
+ * lies), creating superblocks mdadm accepts, and keeping them true while
+ * the array serves.
  *
  * md knows of the array only its member table (members.h), whose order it
  * sets at assembly (members_arrange), and what the superblocks say; every
  * entry point takes the struct md_array, NULL in raw mode.
  *
  * Assembling (md_array_assemble, from array_open).  Every member's
- * superblock is read; none at all means raw mode (unless metadata=md),
- * some but not all is an error.  All must carry one set UUID.  The member
+ * superblock is read, from whichever of the three places holds one
+ * (only the place metadata-version= names, if given); none at all is an
+ * error (raw mode is only ever metadata=none), some but not all is an
+ * error, and so is a member holding two (md_super_read).  All must carry
+ * one set UUID and one version.  The member
  * with the highest event count is the reference: its dev_roles[] maps each
  * member's dev_number to its role, and a member whose own event count is
  * older, or whose role is spare or faulty, is not used (mdadm treats it the
@@ -34,10 +38,14 @@
  * an unclean shutdown covers only the marked regions; without one it
  * covers the whole array.
  *
- * Creating (create=true): fresh superblocks with a new UUID, md's defaults
- * (left-symmetric, 512K chunk unless given) and a 1 MiB data offset unless
- * data-offset is given; members that already carry a superblock are refused
- * unless force=true.  The new array is resynchronised in the background.
+ * Creating (create=true): fresh superblocks of version metadata-version
+ * (1.2 unless given) with a new UUID, md's defaults (left-symmetric, 512K
+ * chunk unless given) and a 1 MiB data offset unless data-offset is given
+ * (v1.0: the data at 0, the bitmap and the superblock after it, at the end
+ * of each member); members that already carry a superblock are refused
+ * unless force=true, and superblocks of the other versions on them are
+ * zeroed when the new ones are written, as mdadm does (so is a
+ * replacement's).  The new array is resynchronised in the background.
  * It gets an internal write-intent bitmap unless bitmap=none.  Everything
  * is checked and laid out in memory at config_complete, but nothing is
  * written before md_array_after_fork: between the two nbdkit binds its
@@ -89,6 +97,12 @@ struct md_array {
                                    atomics */
   struct md_super sb;           /* array-wide fields: the reference */
   uint32_t dev_number[GEOMETRY_MAX_MEMBERS];   /* by role; UINT32_MAX: none */
+  /* By role: the data_size its member's own superblock said at assembly
+   * (md sets it per member, from the member's size: a bigger member's
+   * would make md refuse a smaller one), kept unless more than the
+   * member holds (member_room); 0: member_room.
+   */
+  uint64_t data_size[GEOMETRY_MAX_MEMBERS];
   uint8_t device_uuid[GEOMETRY_MAX_MEMBERS][16];
   /* The member of each role at the last update (its serial: an address
    * may be reused once a replaced member is reclaimed), and its state
@@ -102,6 +116,11 @@ struct md_array {
    * dev_number and device UUID; 0: none.  Under lock.
    */
   uint64_t readd_serial[GEOMETRY_MAX_MEMBERS];
+  /* The serial of role i's member if superblocks of other versions are
+   * to be zeroed on it before its first superblock is written (every
+   * member of a new array, each replacement); 0: none.  Under lock.
+   */
+  uint64_t wipe[GEOMETRY_MAX_MEMBERS];
   /* Role i's member was given at start-up but its superblock is stale:
    * it is in its role, failed, for jobs_after_fork to re-add
    * (md_array_stale_at_assembly).  Written only before the table is
@@ -127,8 +146,9 @@ struct md_array {
 };
 
 /* A member's md identity: the superblock a new connection to it must
- * find at 4 KiB, with the same set UUID, device UUID and dev_number, and
- * an event count not behind (a server restarted over an older copy of
+ * find where the array's version puts it (4 KiB for v1.2; for v1.0 where
+ * the member's size puts it), with the same set UUID, device UUID and
+ * dev_number, and an event count not behind (a server restarted over an older copy of
  * the disk is behind; an empty or foreign disk has no such superblock).
  * While a superblock is being written (in_flight) either the old one or
  * the new one may be there; and since the read of a new connection is on
@@ -193,7 +213,10 @@ md_identity_verify (struct member_identity *id, uint64_t begun,
 
   r = md_super_parse (buf, sb, &bad);
   if (r == 0)
-    bad = "it has no md superblock at 4 KiB";
+    bad = "it has no md superblock where the array keeps it";
+  else if (r == 1 && sb->super_offset != id->offset)
+    bad = "its md superblock says it belongs elsewhere on the disk "
+      "(super_offset): another array's";
   else if (r == 1) {
     const struct md_who *w = &mi->written;
     struct md_who then;
@@ -239,10 +262,13 @@ expect_super (struct member *m, const struct md_super *sb, bool written)
   memcpy (w.set_uuid, sb->set_uuid, 16);
   memcpy (w.device_uuid, sb->device_uuid, 16);
   if (mi == NULL) {
-    if (!written || (mi = calloc (1, sizeof *mi)) == NULL)
+    uint64_t at = md_super_location (sb->minor, m->size);
+
+    if (!written || at == UINT64_MAX ||
+        (mi = calloc (1, sizeof *mi)) == NULL)
       return;                   /* checked from its first superblock on */
     mi->base = (struct member_identity) {
-      .offset = MD_SB_OFFSET, .len = MD_SB_BYTES,
+      .offset = at, .len = MD_SB_BYTES,
       .begin = md_identity_begin, .verify = md_identity_verify,
       .free = md_identity_free,
     };
@@ -292,7 +318,8 @@ read_all (struct members *ms, const struct array_config *cfg,
       sbs[i].role = -2;
       continue;
     }
-    r = md_super_read (members_at (ms, i), &sbs[i], &why);
+    r = md_super_read (members_at (ms, i), cfg->set_metadata_version
+                       ? cfg->metadata_minor : MD_MINOR_ANY, &sbs[i], &why);
     if (r == -2) {
       /* An I/O error fails the member; the array may start degraded. */
       members_io_error (members_at (ms, i), MEMBER_READ, errno ? errno : EIO);
@@ -305,7 +332,8 @@ read_all (struct members *ms, const struct array_config *cfg,
     }
     if (r == 1) {
       (*found)++;
-      expect_super (members_at (ms, i), &sbs[i], true);
+      if (!cfg->create)         /* else the superblock is not kept */
+        expect_super (members_at (ms, i), &sbs[i], true);
     }
     else
       sbs[i].role = -3;         /* no superblock */
@@ -502,6 +530,7 @@ order_members (struct members *ms, const struct array_config *cfg,
     ordered[role] = m;
     names[role] = cfg->disks[i];
     md->dev_number[role] = s->dev_number;
+    md->data_size[role] = s->data_size;
     memcpy (md->device_uuid[role], s->device_uuid, 16);
   }
   newest_first (kept, nkept, sbs);
@@ -538,6 +567,7 @@ order_members (struct members *ms, const struct array_config *cfg,
     ordered[s->role] = m;
     names[s->role] = cfg->disks[kept[k]];
     md->dev_number[s->role] = s->dev_number;
+    md->data_size[s->role] = s->data_size;
     memcpy (md->device_uuid[s->role], s->device_uuid, 16);
     md->stale_at_assembly[s->role] = true;
   }
@@ -621,8 +651,6 @@ impossible (const struct md_super *sb)
   if (sb->raid_disks < (sb->level == 6 ? 4 : 3) ||
       sb->raid_disks > MD_MAX_ROLES)
     return "impossible number of members (raid_disks)";
-  if (sb->data_offset < MD_SB_OFFSET + MD_SB_BYTES)
-    return "the data would overlap the superblock (data_offset)";
   if (sb->chunk < 4096 || (sb->chunk & (sb->chunk - 1)))
     return "the chunk size is not a power of two >= 4K";
   return NULL;
@@ -662,16 +690,14 @@ load_bitmap (struct members *ms, struct md_array *md,
              const struct md_super *ref)
 {
   struct md_bitmap_place place = {
-    .area_offset = MD_SB_OFFSET + (int64_t) ref->bitmap_offset * 512,
+    .minor = ref->minor, .bitmap_offset = ref->bitmap_offset,
     .data_offset = ref->data_offset, .size = ref->size, .chunk = ref->chunk,
   };
-  const char *why = "bitmap placement not supported (it must start "
-    "4K-aligned after the superblock)", *from = NULL;
+  const char *why = NULL, *from = NULL;
 
   if (!(ref->feature_map & MD_FEATURE_BITMAP))
     return 0;
-  if (ref->bitmap_offset <= 0 ||
-      (md->bitmap = md_bitmap_load (ms, &place, ref, md->needs_resync,
+  if ((md->bitmap = md_bitmap_load (ms, &place, ref, md->needs_resync,
                                     &why, &from)) == NULL) {
     if (from)
       nbdkit_error ("member %s: md write-intent bitmap: %s", from, why);
@@ -680,6 +706,49 @@ load_bitmap (struct members *ms, struct md_array *md,
     return -1;
   }
   return 0;
+}
+
+/* " (v1.x)" when metadata-version= names the one place looked at. */
+static const char *
+version_place (const struct array_config *cfg)
+{
+  switch (cfg->set_metadata_version ? cfg->metadata_minor : -1) {
+  case 0: return " (v1.0, at the end: metadata-version=1.0)";
+  case 1: return " (v1.1, at the start: metadata-version=1.1)";
+  case 2: return " (v1.2, at 4 KiB: metadata-version=1.2)";
+  default: return "";
+  }
+}
+
+/* Why member m cannot hold what the superblock sb describes (its data,
+ * and for v1.0 the bitmap and the superblock after the data), or NULL.
+ */
+static const char *
+cannot_hold (const struct md_super *sb, const struct member *m)
+{
+  static __thread char msg[256];
+  uint64_t end = sb->data_offset + sb->size, room = m->size;
+
+  if (sb->minor == 0) {
+    /* v1.0: the data must end before the member's own superblock, and
+     * before the bitmap, which precedes it.
+     */
+    room = md_super_location (0, m->size);
+    if (room == UINT64_MAX)
+      room = 0;
+    else if (sb->feature_map & MD_FEATURE_BITMAP) {
+      int64_t bm = (int64_t) room + (int64_t) sb->bitmap_offset * 512;
+
+      room = bm < 0 ? 0 : bm;
+    }
+  }
+  if (end <= room)
+    return NULL;
+  snprintf (msg, sizeof msg, "is too small: %" PRIu64 " bytes, but the md "
+            "superblocks say %" PRIu64 " are used%s", m->size, end,
+            sb->minor == 0 ? ", before the bitmap and superblock of md v1.0 "
+            "at its end" : "");
+  return msg;
 }
 
 /* create=true without force=true: every member must be blank of any
@@ -700,7 +769,8 @@ refuse_foreign (struct members *ms, const struct array_config *cfg,
       return -1;
     }
     if (sbs[i].role >= -1)
-      what = "an md v1.2 superblock";
+      what = sbs[i].minor == 0 ? "an md v1.0 superblock"
+        : sbs[i].minor == 1 ? "an md v1.1 superblock" : "an md v1.2 superblock";
     if (what) {
       nbdkit_error ("member %s already carries %s: refusing to overwrite it "
                     "without force=true", cfg->disks[i], what);
@@ -710,8 +780,8 @@ refuse_foreign (struct members *ms, const struct array_config *cfg,
   return 0;
 }
 
-/* No member has a v1.2 superblock: say what the members carry instead,
- * if anything (returns how many members carry something).
+/* No member has an md version-1 superblock: say what the members carry
+ * instead, if anything (returns how many members carry something).
  */
 static int
 name_other_formats (struct members *ms, const struct array_config *cfg,
@@ -723,13 +793,81 @@ name_other_formats (struct members *ms, const struct array_config *cfg,
     const char *what = NULL;
 
     if (sbs[i].role == -3 && signature_probe (members_at (ms, i), &what) == 1) {
-      nbdkit_error ("member %s has no md v1.2 superblock; it carries %s, "
-                    "which this plugin does not assemble", cfg->disks[i],
-                    what);
+      nbdkit_error ("member %s has no md v1.x superblock%s; it carries %s, "
+                    "%s", cfg->disks[i], version_place (cfg), what,
+                    !strstr (what, "md v1.") ? "which this plugin does not "
+                    "assemble" : cfg->set_metadata_version ? "not the "
+                    "version metadata-version= names" : "whose super_offset "
+                    "does not name the place it is in (md would not use "
+                    "it either)");
       n++;
     }
   }
   return n;
+}
+
+#define BITMAP_DEFAULT_CHUNK (64 * 1024 * 1024)
+#define BITMAP_DEFAULT_ROOM (128 * 1024)
+#define BITMAP_DEFAULT_DELAY 5
+
+/* The bitmap chunk for `size` bytes per member and `room` bytes of area. */
+static uint64_t
+default_bitmap_chunk (uint64_t size, uint64_t room)
+{
+  uint64_t chunk;
+
+  if (room > BITMAP_DEFAULT_ROOM)
+    room = BITMAP_DEFAULT_ROOM;
+  for (chunk = BITMAP_DEFAULT_CHUNK;
+       md_bitmap_area_bytes (md_bitmap_bits (size, chunk)) > room;
+       chunk *= 2)
+    ;
+  return chunk;
+}
+
+/* The smallest v1.0 superblock place of the members (bytes). */
+static uint64_t
+lowest_v10_place (struct members *ms)
+{
+  uint64_t low = UINT64_MAX;
+
+  for (int i = 0; i < ms->n; i++) {
+    uint64_t at = md_super_location (0, members_at (ms, i)->size);
+
+    if (at < low)
+      low = at;
+  }
+  return low;
+}
+
+/* v1.0, create=true: where the data must end on every member (bytes),
+ * leaving the bitmap's room before the lowest superblock: the area a
+ * bitmap of the chosen (or default) chunk takes for data reaching that
+ * superblock, which is at least what it takes for the data that fits.
+ * 0 (after nbdkit_error) if the members are too small.
+ */
+static uint64_t
+create_room (struct members *ms, const struct array_config *cfg)
+{
+  uint64_t low = lowest_v10_place (ms), room = 0, chunk;
+
+  if (low == UINT64_MAX || low < 4096) {
+    nbdkit_error ("create=true: metadata-version=1.0: a member is too small "
+                  "for a superblock at its end");
+    return 0;
+  }
+  if (!cfg->no_bitmap) {
+    chunk = cfg->bitmap_chunk ? cfg->bitmap_chunk
+      : default_bitmap_chunk (low, BITMAP_DEFAULT_ROOM);
+    room = md_bitmap_area_bytes (md_bitmap_bits (low, chunk));
+    if (room >= low) {
+      nbdkit_error ("create=true: metadata-version=1.0: no room for the "
+                    "write-intent bitmap before the superblock (give a "
+                    "bigger bitmap-chunk, or bitmap=none)");
+      return 0;
+    }
+  }
+  return low - room;
 }
 
 int
@@ -755,6 +893,9 @@ md_array_assemble (struct members *ms, struct array_config *cfg,
     goto out;
   if (cfg->create) {
     r = cfg->force ? 0 : refuse_foreign (ms, cfg, sbs);
+    if (r == 0 && cfg->set_metadata_version && cfg->metadata_minor == 0 &&
+        (*member_bytes = create_room (ms, cfg)) == 0)
+      r = -1;
     goto out;
   }
   if (found == 0) {
@@ -763,9 +904,9 @@ md_array_assemble (struct members *ms, struct array_config *cfg,
      * ever what metadata=none says.
      */
     if (name_other_formats (ms, cfg, sbs) == 0)
-      nbdkit_error ("no member has an md v1.2 superblock: for an array "
+      nbdkit_error ("no member has an md v1.x superblock%s: for an array "
                     "without superblocks (raw mode) give metadata=none; "
-                    "create=true makes a new md array");
+                    "create=true makes a new md array", version_place (cfg));
     goto out;
   }
   for (int i = 0; i < ms->n; i++) {
@@ -773,9 +914,9 @@ md_array_assemble (struct members *ms, struct array_config *cfg,
       const char *what = NULL;
 
       signature_probe (members_at (ms, i), &what);
-      nbdkit_error ("member %s has no md v1.2 superblock but other members "
-                    "do%s%s", cfg->disks[i], what ? "; it carries " : "",
-                    what ? what : "");
+      nbdkit_error ("member %s has no md v1.x superblock%s but other "
+                    "members do%s%s", cfg->disks[i], version_place (cfg),
+                    what ? "; it carries " : "", what ? what : "");
       goto out;
     }
     if (sbs[i].role >= -1 && (ref == NULL || sbs[i].events > ref->events))
@@ -791,6 +932,12 @@ md_array_assemble (struct members *ms, struct array_config *cfg,
                     cfg->disks[i], u1, u2);
       goto out;
     }
+    else if (sbs[i].role >= -1 && sbs[i].minor != ref->minor) {
+      nbdkit_error ("member %s has an md v1.%d superblock, member %s v1.%d: "
+                    "one array's members have one version", cfg->disks[i],
+                    sbs[i].minor, cfg->disks[ref - sbs], ref->minor);
+      goto out;
+    }
     else if (sbs[i].role >= -1 && sbs[i].data_offset != ref->data_offset) {
       nbdkit_error ("member %s: data offsets differ between members, which "
                     "is not supported", cfg->disks[i]);
@@ -802,10 +949,8 @@ md_array_assemble (struct members *ms, struct array_config *cfg,
   }
   for (int i = 0; i < ms->n; i++)
     if (sbs[i].role >= -1 &&
-        members_at (ms, i)->size < ref->data_offset + ref->size) {
-      nbdkit_error ("member %s is too small: %" PRIu64 " bytes, but the md "
-                    "superblocks say %" PRIu64 " are used", cfg->disks[i],
-                    members_at (ms, i)->size, ref->data_offset + ref->size);
+        (why = cannot_hold (ref, members_at (ms, i))) != NULL) {
+      nbdkit_error ("member %s %s", cfg->disks[i], why);
       goto out;
     }
   if (take_geometry (cfg, ref) == -1)
@@ -995,12 +1140,14 @@ install_replacements (struct md_array *md, bool last)
       continue;
     }
     md->dev_number[i] = UINT32_MAX;     /* the predecessor leaves */
+    md->data_size[i] = 0;
     for (d = 0; d < MD_MAX_DEV && !slot_free (md, d); d++)
       ;
     if (d < MD_MAX_DEV) {
       md->dev_number[i] = d;
       getrandom (md->device_uuid[i], 16, 0);
       md->written_as[i] = m->serial;
+      md->wipe[i] = m->serial;
     }
     else if (last) {
       nbdkit_error ("member %s: no free dev_number below %d for it",
@@ -1036,6 +1183,26 @@ table (const struct md_array *md, struct md_super *sb)
   }
 }
 
+/* The data_size of a member new to the array (created, or a
+ * replacement), as mdadm works it out: what the member holds from the
+ * data offset on, up to its end (v1.1, v1.2), or up to its bitmap or
+ * superblock (v1.0), in whole sectors.  md's super_1_load refuses a
+ * member whose data_size is more than that.
+ */
+static uint64_t
+member_room (const struct md_array *md, const struct member *m)
+{
+  const struct md_super *sb = &md->sb;
+  uint64_t end = m->size / 512 * 512;
+
+  if (sb->minor == 0) {
+    end = md_super_location (0, m->size);
+    if (sb->feature_map & MD_FEATURE_BITMAP)
+      end += (int64_t) sb->bitmap_offset * 512;
+  }
+  return end > sb->data_offset + sb->size ? end - sb->data_offset : sb->size;
+}
+
 /* Write the superblock of every working member, but replacements not
  * yet installed; lock held.
  */
@@ -1068,6 +1235,9 @@ write_all (struct md_array *md, bool clean)
     if (st == MEMBER_FAILED)
       continue;
     sb.dev_number = md->dev_number[i];
+    sb.data_size = member_room (md, m);
+    if (md->data_size[i] && md->data_size[i] < sb.data_size)
+      sb.data_size = md->data_size[i];
     memcpy (sb.device_uuid, md->device_uuid[i], 16);
     sb.feature_map = md->sb.feature_map &
       ~(MD_FEATURE_RECOVERY_OFFSET | MD_FEATURE_RECOVERY_BITMAP);
@@ -1082,6 +1252,22 @@ write_all (struct md_array *md, bool clean)
       if (m->readd && md->bitmap && m->readd_whole_from == UINT64_MAX)
         sb.feature_map |= MD_FEATURE_RECOVERY_BITMAP;
       sb.recovery_offset = member_recovery_stripe (m) * md->sb.chunk;
+    }
+    if (md->wipe[i] == m->serial) {
+      /* A disk new to the array: a superblock of another version left on
+       * it would make the next assembly refuse it (md_super_read).
+       */
+      int n = md_super_wipe_others (m, sb.minor);
+
+      if (n > 0)
+        nbdkit_debug ("raid: member %s: zeroed %d md superblock(s) of "
+                      "another version", m->name, n);
+      if (n == -1) {
+        members_io_error (m, MEMBER_WRITE, errno ? errno : EIO);
+        r = -1;
+        continue;
+      }
+      md->wipe[i] = 0;
     }
     if (write_super (m, &sb) == -1) {
       members_io_error (m, MEMBER_WRITE, errno ? errno : EIO);
@@ -1315,30 +1501,31 @@ md_array_close (struct md_array *md)
   free (md);
 }
 
-/* A new internal bitmap 8 KiB from the member's start, as mdadm places
- * it: 4 KiB after the superblock.  Its chunk, unless given, is mdadm's
- * default: 64 MiB, doubled until the bitmap takes at most 128 KiB.  If
- * data-offset leaves no room for it, the array has none, unless one was
- * asked for.
+/* A new internal bitmap where mdadm places it: 4 KiB after the
+ * superblock (8 KiB from the start for v1.2, 4 KiB for v1.1), or for
+ * v1.0 right before the superblock, in the room md_array_assemble left
+ * between the data and the superblock of the smallest member
+ * (create_room).  Its chunk, unless given, is mdadm's default: 64 MiB,
+ * doubled until the bitmap takes at most 128 KiB.  If there is no room
+ * for it, the array has none, unless one was asked for.
  */
-#define BITMAP_AREA_OFFSET 8192
-#define BITMAP_DEFAULT_CHUNK (64 * 1024 * 1024)
-#define BITMAP_DEFAULT_ROOM (128 * 1024)
-#define BITMAP_DEFAULT_DELAY 5
-
 static int
 create_bitmap (struct md_array *md, const struct array_config *cfg)
 {
   struct md_super *sb = &md->sb;
   struct md_bitmap_place place = {
-    .area_offset = BITMAP_AREA_OFFSET, .data_offset = sb->data_offset,
-    .size = sb->size, .chunk = sb->chunk,
+    .minor = sb->minor, .data_offset = sb->data_offset, .size = sb->size,
+    .chunk = sb->chunk,
   };
-  uint64_t room = sb->data_offset - BITMAP_AREA_OFFSET;
-  uint64_t chunk = cfg->bitmap_chunk;
+  uint64_t after = md_super_location (sb->minor, UINT64_MAX) + MD_SB_BYTES;
+  uint64_t room, chunk = cfg->bitmap_chunk;
   const char *why;
 
-  if (sb->data_offset < BITMAP_AREA_OFFSET + 4096) {
+  if (sb->minor == 0)
+    room = lowest_v10_place (md->ms) - (sb->data_offset + sb->size);
+  else
+    room = sb->data_offset < after ? 0 : sb->data_offset - after;
+  if (room < 4096) {
     if (!cfg->set_bitmap) {     /* only the default: go without, as mdadm */
       nbdkit_debug ("raid: create: no room for a bitmap before data-offset");
       return 0;
@@ -1347,14 +1534,14 @@ create_bitmap (struct md_array *md, const struct array_config *cfg)
                   "bitmap (give a bigger data-offset, or bitmap=none)");
     return -1;
   }
-  if (chunk == 0) {
-    if (room > BITMAP_DEFAULT_ROOM)
-      room = BITMAP_DEFAULT_ROOM;
-    for (chunk = BITMAP_DEFAULT_CHUNK;
-         md_bitmap_area_bytes (md_bitmap_bits (sb->size, chunk)) > room;
-         chunk *= 2)
-      ;
-  }
+  if (chunk == 0)
+    chunk = default_bitmap_chunk (sb->size, room);
+  if (sb->minor == 0)
+    /* Right before each member's superblock: the area's size in sectors. */
+    place.bitmap_offset = -(int32_t) (md_bitmap_area_bytes
+                                      (md_bitmap_bits (sb->size, chunk)) / 512);
+  else
+    place.bitmap_offset = MD_SB_BYTES / 512;
   md->bitmap = md_bitmap_new (md->ms, &place, sb->set_uuid, chunk,
                               cfg->bitmap_delay ? cfg->bitmap_delay
                               : BITMAP_DEFAULT_DELAY, &why);
@@ -1365,7 +1552,7 @@ create_bitmap (struct md_array *md, const struct array_config *cfg)
     return -1;
   }
   sb->feature_map |= MD_FEATURE_BITMAP;
-  sb->bitmap_offset = (BITMAP_AREA_OFFSET - MD_SB_OFFSET) / 512;
+  sb->bitmap_offset = place.bitmap_offset;
   nbdkit_debug ("raid: bitmap: %" PRIu64 " bytes per bit", chunk);
   return 0;
 }
@@ -1386,6 +1573,7 @@ md_array_create (struct members *ms, const struct geometry *g,
   sb = &md->sb;
   getrandom (sb->set_uuid, 16, 0);
   strcpy (sb->set_name, "nbdkit-raid");
+  sb->minor = cfg->set_metadata_version ? cfg->metadata_minor : 2;
   sb->level = g->level;
   sb->layout = g->layout;
   sb->chunk = g->chunk;
@@ -1403,6 +1591,7 @@ md_array_create (struct members *ms, const struct geometry *g,
     sb->dev_roles[i] = i;
     getrandom (md->device_uuid[i], 16, 0);
     md->written_as[i] = members_at (ms, i)->serial;
+    md->wipe[i] = members_at (ms, i)->serial;
   }
   pthread_mutex_init (&md->lock, NULL);
   md->needs_resync = true;
@@ -1481,7 +1670,7 @@ md_array_readd_check (struct md_array *md, int i, struct member *m,
     snprintf (msg, len, "out of memory");
     return -1;
   }
-  r = md_super_read (m, sb, &why);
+  r = md_super_read (m, md->sb.minor, sb, &why);
   if (r == -2)
     snprintf (msg, len, "cannot read its md superblock: %s",
               strerror (errno ? errno : EIO));
@@ -1575,7 +1764,7 @@ md_array_foreign (const struct md_array *md, struct member *m, char *msg,
 
   if (sb == NULL)
     return -1;
-  r = md_super_read (m, sb, &why);
+  r = md_super_read (m, MD_MINOR_ANY, sb, &why);
   if (r == 1 && md && memcmp (sb->set_uuid, md->sb.set_uuid, 16) == 0)
     foreign = 0;
   else if (r == 1) {
@@ -1595,4 +1784,10 @@ md_array_foreign (const struct md_array *md, struct member *m, char *msg,
   }
   free (sb);
   return foreign;
+}
+
+const char *
+md_array_cannot_hold (const struct md_array *md, const struct member *m)
+{
+  return md ? cannot_hold (&md->sb, m) : NULL;
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The array's md v1.2 metadata; see md_array.c.
+/* The array's md metadata (version-1 superblocks); see md_array.c.
  *
  * md works on the member table (members.h) and nothing else of the
  * array: every function takes the struct md_array that assembly or
@@ -27,7 +27,8 @@ struct members;
  * order (members_arrange), take the geometry from them (into cfg;
  * *member_bytes: the member size md uses) and make *mdp.  Leaves *mdp
  * NULL in raw mode, and with cfg->create, where it only checks that the
- * members are blank.
+ * members are blank (and for md v1.0 sets *member_bytes to where the data
+ * must end: the room for the bitmap and the superblocks after it).
  */
 int md_array_assemble (struct members *ms, struct array_config *cfg,
                        uint64_t *member_bytes, struct md_array **mdp);
@@ -102,6 +103,13 @@ uint64_t md_array_dirty_rows (struct md_array *md, uint64_t from);
 bool md_array_has_bitmap (const struct md_array *md);
 uint64_t md_array_events (struct md_array *md);
 uint64_t md_array_bitmap_cleared_at (struct md_array *md);
+
+/* Why m, offered for a role, cannot hold the array's data and, for md
+ * v1.0, the bitmap and the superblock after it ("is too small: ..."), or
+ * NULL (always for NULL: raw mode).
+ */
+const char *md_array_cannot_hold (const struct md_array *md,
+                                  const struct member *m);
 
 /* Whether m, offered as a replacement, carries another array's md
  * superblock or another format (1, with what in msg), is blank or this

@@ -48,6 +48,12 @@
  * ahead: the floor a re-added member's superblock must reach, as md's
  * super_1_validate asks, and one that survives a restart.
  *
+ * Where.  The area lies bitmap_offset sectors from each member's md
+ * superblock: after it for v1.1 and v1.2, before it for v1.0, whose
+ * superblock is at the member's end, so that members of different sizes
+ * (a bigger replacement, say) hold it at different offsets
+ * (md_bitmap_area_offset; area[] keeps each member's).
+ *
  * Events.  md accepts a bitmap whose event count equals the superblocks'
  * or is one more; fewer means stale, and a full resync.  md_array.c calls
  * md_bitmap_events with the new count before it writes its superblocks.
@@ -107,6 +113,7 @@ struct md_bitmap {
                                              the whole area (not its
                                              address: a replaced member's
                                              may be reused) */
+  uint64_t area[GEOMETRY_MAX_MEMBERS];  /* where that member has it */
 
   bool ready;                   /* locks initialised */
   pthread_t daemon;
@@ -197,6 +204,16 @@ queue_member (struct md_bitmap *bm, int i, struct member *m, size_t n,
               bool all)
 {
   bool whole = bm->written[i] != m->serial;
+  const char *why;
+
+  /* A member that came in since (a replacement) has its own place. */
+  if (whole)
+    bm->area[i] = md_bitmap_area_offset (&bm->place, m->size, bm->area_bytes,
+                                         &why);
+  if (bm->area[i] == UINT64_MAX) {
+    member_fail_because (m, why);
+    return n;
+  }
 
   if (whole && !all)
     return n;
@@ -211,7 +228,7 @@ queue_member (struct md_bitmap *bm, int i, struct member *m, size_t n,
       q++;
     bm->ios[n++] = (struct member_io) {
       .member = m, .op = MEMBER_WRITE, .buf = bm->staging + p * PAGE,
-      .len = (q - p) * PAGE, .offset = bm->place.area_offset + p * PAGE,
+      .len = (q - p) * PAGE, .offset = bm->area[i] + p * PAGE,
       .fua = m->can_fua,
     };
     p = q;
@@ -281,6 +298,51 @@ writeout (struct md_bitmap *bm, uint64_t target)
   return r;
 }
 
+uint64_t
+md_bitmap_area_offset (const struct md_bitmap_place *place,
+                       uint64_t member_bytes, uint64_t area_bytes,
+                       const char **why)
+{
+  uint64_t sb = md_super_location (place->minor, member_bytes);
+  uint64_t data_end = place->data_offset + place->size;
+  int64_t area;
+
+  if (sb == UINT64_MAX) {
+    *why = "the member is too small for its md superblock";
+    return UINT64_MAX;
+  }
+  area = (int64_t) sb + (int64_t) place->bitmap_offset * 512;
+  if (area < 0 || area % PAGE) {
+    *why = "bitmap placement not supported (it must start 4K-aligned "
+      "between the superblock and the data)";
+    return UINT64_MAX;
+  }
+  /* After the superblock and before the data (v1.1, v1.2), or after the
+   * data and before the superblock (v1.0).
+   */
+  if (place->minor != 0 && (uint64_t) area < sb + MD_SB_BYTES) {
+    *why = "bitmap placement not supported (it must start 4K-aligned "
+      "between the superblock and the data)";
+    return UINT64_MAX;
+  }
+  if (place->minor != 0 && (uint64_t) area + area_bytes > place->data_offset) {
+    *why = "the bitmap would overlap the data (too many bits for the room "
+      "before data_offset)";
+    return UINT64_MAX;
+  }
+  if (place->minor == 0 && (uint64_t) area < data_end) {
+    *why = "the bitmap would overlap the data (the member is too small for "
+      "the data, the bitmap and the superblock at its end)";
+    return UINT64_MAX;
+  }
+  if (place->minor == 0 && (uint64_t) area + area_bytes > sb) {
+    *why = "the bitmap would overlap the superblock (too many bits for the "
+      "room before it)";
+    return UINT64_MAX;
+  }
+  return area;
+}
+
 static struct md_bitmap *
 bitmap_alloc (struct members *ms, const struct md_bitmap_place *place,
               uint64_t chunksize, const char **why)
@@ -288,22 +350,25 @@ bitmap_alloc (struct members *ms, const struct md_bitmap_place *place,
   struct md_bitmap *bm;
   uint64_t nbits = md_bitmap_bits (place->size, chunksize);
   uint64_t area = md_bitmap_area_bytes (nbits);
+  uint64_t at[GEOMETRY_MAX_MEMBERS];
   pthread_condattr_t attr;
 
-  if (place->area_offset % PAGE ||
-      place->area_offset < MD_SB_OFFSET + MD_SB_BYTES) {
-    *why = "bitmap placement not supported (it must start 4K-aligned "
-      "after the superblock)";
-    return NULL;
-  }
   if (nbits > MAX_BITS) {
     *why = "bitmap of more than 2^26 bits (its chunk is too small)";
     return NULL;
   }
-  if (place->area_offset + area > place->data_offset) {
-    *why = "the bitmap would overlap the data (too many bits for the room "
-      "before data_offset)";
-    return NULL;
+  /* Every member present must have room for it; a missing one has none
+   * to check, and a replacement is checked when it comes in.
+   */
+  for (int i = 0; i < ms->n; i++) {
+    struct member *m = members_at (ms, i);
+
+    at[i] = UINT64_MAX;
+    if (m->size == UINT64_MAX)  /* member_missing */
+      continue;
+    at[i] = md_bitmap_area_offset (place, m->size, area, why);
+    if (at[i] == UINT64_MAX)
+      return NULL;
   }
   bm = calloc (1, sizeof *bm);
   if (bm == NULL) {
@@ -312,6 +377,7 @@ bitmap_alloc (struct members *ms, const struct md_bitmap_place *place,
   }
   bm->ms = ms;
   bm->place = *place;
+  memcpy (bm->area, at, sizeof at);
   bm->rows = place->size / place->chunk;
   bm->nbits = nbits;
   bm->area_bytes = area;
@@ -340,18 +406,27 @@ bitmap_alloc (struct members *ms, const struct md_bitmap_place *place,
   return bm;
 }
 
-/* Read the area from the first in-sync member that can be read. */
+/* Read [off, off + len) of the area from the first in-sync member that
+ * can be read.
+ */
 static int
-read_area (struct members *ms, uint64_t offset, uint8_t *buf, size_t len)
+read_area (struct members *ms, const struct md_bitmap_place *place,
+           uint64_t off, uint8_t *buf, size_t len)
 {
   for (int i = 0; i < ms->n; i++) {
     struct member_io io = {
       .member = members_at (ms, i), .op = MEMBER_READ, .buf = buf,
-      .len = len, .offset = offset,
+      .len = len,
     };
+    const char *why;
 
     if (member_state (io.member) != MEMBER_IN_SYNC)
       continue;
+    io.offset = md_bitmap_area_offset (place, io.member->size, off + len,
+                                       &why);
+    if (io.offset == UINT64_MAX)
+      continue;
+    io.offset += off;
     if (member_io_run (&io, 1) == 0)
       return i;
     members_io_failed (&io, 1);
@@ -375,7 +450,7 @@ md_bitmap_load (struct members *ms, const struct md_bitmap_place *place,
     return NULL;
   }
   *from_name = NULL;
-  from = read_area (ms, place->area_offset, page, PAGE);
+  from = read_area (ms, place, 0, page, PAGE);
   if (from == -1) {
     *why = "no member's bitmap could be read";
     free (page);
@@ -394,7 +469,7 @@ md_bitmap_load (struct members *ms, const struct md_bitmap_place *place,
   bm = bitmap_alloc (ms, place, bs.chunksize, why);
   if (bm == NULL)
     return NULL;
-  if (read_area (ms, place->area_offset, bm->image, bm->area_bytes) == -1) {
+  if (read_area (ms, place, 0, bm->image, bm->area_bytes) == -1) {
     *why = "no member's bitmap could be read";
     md_bitmap_close (bm);
     return NULL;

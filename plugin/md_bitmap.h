@@ -47,16 +47,28 @@ void md_bitmap_super_format (const struct md_bitmap_super *bs, uint8_t *buf);
 uint64_t md_bitmap_bits (uint64_t size, uint64_t chunksize);
 uint64_t md_bitmap_area_bytes (uint64_t bits);
 
-/* Where the area is and what it maps: bytes from the member's start, the
- * bytes of each member's data (md's size) the bits cover, and the array's
- * chunk (one stripe row of each member).
+/* Where the area is and what it maps: bitmap_offset sectors from each
+ * member's superblock, which version 1.minor puts at a place that
+ * depends on the member's size for v1.0 (md_super_location), so the
+ * area's offset is each member's own; the bytes of each member's data
+ * (md's size) the bits cover, where they start, and the array's chunk
+ * (one stripe row of each member).
  */
 struct md_bitmap_place {
-  uint64_t area_offset;
+  int minor;
+  int32_t bitmap_offset;
   uint64_t data_offset;
   uint64_t size;
   uint64_t chunk;
 };
+
+/* The byte offset of the area on a member of member_bytes bytes, or
+ * UINT64_MAX if the area of area_bytes would not fit there, between its
+ * superblock and the data, 4 KiB aligned (*why says why).
+ */
+uint64_t md_bitmap_area_offset (const struct md_bitmap_place *place,
+                                uint64_t member_bytes, uint64_t area_bytes,
+                                const char **why);
 
 /* Read the bitmap of an assembled array from its first in-sync member and
  * check it against the superblocks.  dirty: the array was not shut down

@@ -1,9 +1,26 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Linux md v1.2 superblocks.
+/* Linux md version-1 superblocks: v1.0, v1.1 and v1.2.
  *
  * md's version-1 superblock (include/uapi/linux/raid/md_p.h, md(4)) is a
- * little-endian record that v1.2 places 4 KiB from the start of each
- * member:
+ * little-endian record; the minor version says only where it lies on
+ * each member, and so where the data and the internal bitmap can be:
+ *
+ *   v1.2  4 KiB from the start     [ 4K | sb | bitmap | ... | data ...... ]
+ *   v1.1  at the start             [ sb | bitmap | ...  | data ......... ]
+ *   v1.0  8-12 KiB before the end  [ data ......... | bitmap | sb | 8K  ]
+ *         (member sectors - 16, rounded down to 8 sectors: 4 KiB aligned)
+ *
+ * v1.1 and v1.2 put the data after the superblock (data_offset > 0) and
+ * the bitmap between the two (bitmap_offset > 0 sectors from the
+ * superblock); v1.0 puts the data first (data_offset 0, as mdadm creates
+ * it: the member reads as a plain disk) and the bitmap just before the
+ * superblock (bitmap_offset < 0).  A v1.0 superblock's place depends on
+ * the member's size, so members of different sizes have it, and the
+ * bitmap, at different offsets.  The record's super_offset says where it
+ * was written: a record is a member's superblock only where its
+ * super_offset names the place it was found (md's super_1_load and
+ * mdadm's load_super1 decide so too), and the minor version of a record
+ * follows from it (0: v1.1, 8: v1.2, anything else: v1.0).
  *
  *   offset  field                     offset  field
  *   0       magic 0xa92b4efc          128     data_offset (sectors)
@@ -25,24 +42,35 @@
  * role, so the two differ.  The checksum is the sum of the record's 32-bit
  * words (sb_csum taken as 0) up to the end of dev_roles, folded to 32 bits.
  *
+ * Finding one (md_super_read with MD_MINOR_ANY) looks in all three
+ * places.  A member that holds two is refused, naming both: nothing on
+ * the disk tells which is the array's.  Each version's data area covers
+ * another version's place (v1.0's data covers 0 and 4 KiB; the data of a
+ * v1.1 or v1.2 array made by mdadm runs to the member's end), so the
+ * other record may be data a client of the array wrote, or the leftover
+ * of an array the disk once belonged to; the operator's
+ * metadata-version= reads one place only, and creating an array zeroes
+ * the other places (md_super_wipe_others), as mdadm --create does.
+ *
  * Only the features this plugin implements are accepted (an allow-list:
  * the write-intent bitmap, a member's recovery offset, and that recovery
  * being a re-add from the bitmap, which md marks 0x80); every other
  * bit is refused, not ignored: a reshape in progress, a journal, PPL,
  * bad-block log entries, clustering, and any bit md may define later.
  * Fields that no real member can hold (a dev_number without a slot in
- * dev_roles, an event count near 2^64, a bitmap outside the room before
- * the data, sizes beyond 4 EiB) make the superblock bad: it is refused as
- * such, naming the member, before anything is read from where it points.
- * Everything is field by field with explicit little-endian access: no
- * packed structs.  The write-intent bitmap's own superblock is
- * md_bitmap_super.c's.
+ * dev_roles, an event count near 2^64, data over the superblock, a bitmap
+ * outside the room between the data and the superblock, sizes beyond 4
+ * EiB) make the superblock bad: it is refused as such, naming the member,
+ * before anything is read from where it points.  Everything is field by
+ * field with explicit little-endian access: no packed structs.  The
+ * write-intent bitmap's own superblock is md_bitmap_super.c's.
  */
 
 #include <config.h>
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,13 +154,20 @@ unsupported (uint32_t features)
  */
 #define MAX_EVENTS (UINT64_C (1) << 63)
 
+/* The minor version of a record that says it lies at `so` sectors. */
+static int
+minor_of (uint64_t so)
+{
+  return so == 0 ? 1 : so == 8 ? 2 : 0;
+}
+
 /* Fields that a superblock with a valid checksum may still hold but no
  * member can: md would read outside the member or past its own record.
  */
 static const char *
 impossible_fields (const uint8_t *buf, uint32_t max_dev, uint32_t features)
 {
-  uint64_t data_offset = get64 (buf + 128);
+  uint64_t data_offset = get64 (buf + 128), so = get64 (buf + 144);
 
   if (get32 (buf + 160) >= max_dev)
     return "md superblock whose dev_number has no slot in dev_roles "
@@ -141,21 +176,39 @@ impossible_fields (const uint8_t *buf, uint32_t max_dev, uint32_t features)
     return "md superblock with an impossible event count (2^63 or more): "
       "bad superblock";
   if (data_offset >= MAX_SECTORS || get64 (buf + 80) >= MAX_SECTORS ||
-      get64 (buf + 136) >= MAX_SECTORS ||
+      get64 (buf + 136) >= MAX_SECTORS || so >= MAX_SECTORS ||
       ((features & FEATURE_RECOVERY_OFFSET) && get64 (buf + 152) >= MAX_SECTORS))
     return "md superblock with an impossible size or offset: bad superblock";
-  if (features & FEATURE_BITMAP) {
-    /* v1.2 keeps an internal bitmap between the superblock and the data:
-     * its first 4 KiB (its own superblock) at least must fit there.
-     */
-    int64_t area = MD_SB_OFFSET + (int64_t) (int32_t) get32 (buf + 96) * 512;
+  if (minor_of (so) == 0 && (so % 8 || so < 16))
+    return "md superblock whose super_offset is no place md puts one "
+      "(v1.0: on a 4 KiB boundary, 8 KiB or more from the start): "
+      "bad superblock";
+  {
+    /* Where the data is, in bytes; the record itself takes 4 KiB here. */
+    uint64_t start = data_offset * 512;
+    uint64_t end = start + get64 (buf + 80) * 512;
+    int64_t sb = so * 512;
 
-    if (area < 0 ||
-        (area < MD_SB_OFFSET + MD_SB_BYTES && area + 4096 > MD_SB_OFFSET) ||
-        (uint64_t) area + 4096 > data_offset * 512)
-      return "md superblock whose bitmap_offset puts the write-intent bitmap "
-        "outside the room before the data or over the superblock: "
-        "bad superblock";
+    if (minor_of (so) != 0 ? start < (uint64_t) sb + MD_SB_BYTES
+        : end > (uint64_t) sb)
+      return "md superblock whose data_offset and size put the data over "
+        "the superblock: bad superblock";
+    if (features & FEATURE_BITMAP) {
+      /* The internal bitmap's first 4 KiB (its own superblock) at least
+       * must fit between the superblock and the data: after the one
+       * (v1.1, v1.2), before it (v1.0).
+       */
+      int64_t area = sb + (int64_t) (int32_t) get32 (buf + 96) * 512;
+
+      if (minor_of (so) != 0
+          ? (area < 0 ||
+             (area < sb + MD_SB_BYTES && area + 4096 > sb) ||
+             (uint64_t) area + 4096 > start)
+          : (area < 0 || (uint64_t) area < end || area + 4096 > sb))
+        return "md superblock whose bitmap_offset puts the write-intent "
+          "bitmap outside the room between the superblock and the data or "
+          "over the superblock: bad superblock";
+    }
   }
   return NULL;
 }
@@ -183,14 +236,12 @@ md_super_parse (const uint8_t *buf, struct md_super *sb, const char **why)
   if ((*why = unsupported (sb->feature_map)) != NULL ||
       (*why = impossible_fields (buf, sb->max_dev, sb->feature_map)) != NULL)
     return -1;
-  if (get64 (buf + 144) != MD_SB_OFFSET / 512) {
-    *why = "md superblock is not a version 1.2 superblock (super_offset)";
-    return -1;
-  }
 
   memcpy (sb->set_uuid, buf + 16, 16);
   memcpy (sb->set_name, buf + 32, 32);
   memcpy (sb->raw, buf, MD_SB_BYTES);
+  sb->super_offset = get64 (buf + 144) * 512;
+  sb->minor = minor_of (sb->super_offset / 512);
   sb->ctime = get64 (buf + 64);
   sb->utime = get64 (buf + 192);
   sb->level = (int32_t) get32 (buf + 72);
@@ -243,7 +294,7 @@ md_super_format (const struct md_super *sb, uint8_t *buf)
   put32 (buf + 96, (uint32_t) sb->bitmap_offset);
   put64 (buf + 128, sb->data_offset / 512);
   put64 (buf + 136, sb->data_size / 512);
-  put64 (buf + 144, MD_SB_OFFSET / 512);
+  put64 (buf + 144, sb->super_offset / 512);
   put64 (buf + 152, sb->recovery_offset / 512);
   put32 (buf + 160, sb->dev_number);
   memcpy (buf + 168, sb->device_uuid, 16);
@@ -256,39 +307,103 @@ md_super_format (const struct md_super *sb, uint8_t *buf)
   put32 (buf + 216, checksum (buf, sb->max_dev));
 }
 
+uint64_t
+md_super_location (int minor, uint64_t bytes)
+{
+  uint64_t sectors = bytes / 512;
+
+  switch (minor) {
+  case 0:
+    /* 8 KiB before the end, rounded down to 4 KiB; past the places of
+     * v1.1 and v1.2, so that the three never meet.
+     */
+    if (sectors < 16 + 16)
+      return UINT64_MAX;
+    return ((sectors - 16) & ~UINT64_C (7)) * 512;
+  case 1:
+    return bytes >= MD_SB_BYTES ? 0 : UINT64_MAX;
+  case 2:
+    return bytes >= 4096 + MD_SB_BYTES ? 4096 : UINT64_MAX;
+  default:
+    return UINT64_MAX;
+  }
+}
+
+static const char *
+place_name (int minor)
+{
+  return minor == 0 ? "v1.0 (at the end of the member)"
+    : minor == 1 ? "v1.1 (at the start of the member)"
+    : "v1.2 (4 KiB from the start of the member)";
+}
+
 static int
-super_io (struct member *m, enum member_op op, uint8_t *buf)
+super_io (struct member *m, enum member_op op, uint8_t *buf, uint64_t offset)
 {
   struct member_io io = {
-    .member = m, .op = op, .buf = buf, .len = MD_SB_BYTES,
-    .offset = MD_SB_OFFSET,
+    .member = m, .op = op, .buf = buf, .len = MD_SB_BYTES, .offset = offset,
   };
 
   return member_io_run (&io, 1);
 }
 
-int
-md_super_read (struct member *m, struct md_super *sb, const char **why)
+/* Whether buf, read at byte `offset` of a member, is a version-1
+ * superblock that says it lies there.
+ */
+static bool
+is_super_at (const uint8_t *buf, uint64_t offset)
 {
-  uint8_t *buf = aligned_alloc (4096, MD_SB_BYTES);
-  int r;
+  return get32 (buf) == MD_MAGIC && get32 (buf + 4) == 1 &&
+    get64 (buf + 144) == offset / 512;
+}
 
-  if (buf == NULL) {
+int
+md_super_read (struct member *m, int minor, struct md_super *sb,
+               const char **why)
+{
+  static __thread char two[384];
+  uint8_t *buf = aligned_alloc (4096, MD_SB_BYTES);
+  uint8_t *found = aligned_alloc (4096, MD_SB_BYTES);
+  int found_minor = -1, r = 0;
+
+  memset (sb, 0, sizeof *sb);
+  if (buf == NULL || found == NULL) {
     *why = "out of memory";
-    return -1;
+    r = -1;
+    goto out;
   }
-  if (m->size < MD_SB_OFFSET + MD_SB_BYTES) {
-    free (buf);
-    memset (sb, 0, sizeof *sb);
-    return 0;
+  /* v1.2 first: the default, and the place of most arrays. */
+  for (int v = 2; v >= 0; v--) {
+    uint64_t at = md_super_location (v, m->size);
+
+    if ((minor != MD_MINOR_ANY && v != minor) || at == UINT64_MAX)
+      continue;
+    if (super_io (m, MEMBER_READ, buf, at) == -1) {
+      *why = "cannot read the superblock area";
+      r = -2;
+      goto out;
+    }
+    if (!is_super_at (buf, at))
+      continue;
+    if (found_minor >= 0) {
+      snprintf (two, sizeof two, "it holds two md superblocks, %s and %s: "
+                "which one is the array's cannot be told from the disk (one "
+                "may be data or a leftover); metadata-version=1.%d or 1.%d "
+                "reads only that one", place_name (found_minor),
+                place_name (v), found_minor, v);
+      *why = two;
+      r = -1;
+      goto out;
+    }
+    found_minor = v;
+    memcpy (found, buf, MD_SB_BYTES);
   }
-  if (super_io (m, MEMBER_READ, buf) == -1) {
-    *why = "cannot read the superblock area";
-    free (buf);
-    return -2;
-  }
-  r = md_super_parse (buf, sb, why);
+  if (found_minor >= 0)
+    r = md_super_parse (found, sb, why);
+
+ out:
   free (buf);
+  free (found);
   return r;
 }
 
@@ -296,12 +411,20 @@ int
 md_super_write (struct member *m, const struct md_super *sb)
 {
   uint8_t *buf = aligned_alloc (4096, MD_SB_BYTES);
+  uint64_t at = md_super_location (sb->minor, m->size);
   int r;
 
   if (buf == NULL)
     return -1;
+  if (at == UINT64_MAX) {
+    free (buf);
+    errno = ENOSPC;
+    return -1;
+  }
   md_super_format (sb, buf);
-  r = super_io (m, MEMBER_WRITE, buf);
+  put64 (buf + 144, at / 512);
+  put32 (buf + 216, checksum (buf, sb->max_dev));
+  r = super_io (m, MEMBER_WRITE, buf, at);
   if (r == 0) {
     struct member_io io = { .member = m, .op = MEMBER_FLUSH };
 
@@ -309,4 +432,34 @@ md_super_write (struct member *m, const struct md_super *sb)
   }
   free (buf);
   return r;
+}
+
+int
+md_super_wipe_others (struct member *m, int minor)
+{
+  uint8_t *buf = aligned_alloc (4096, MD_SB_BYTES);
+  int n = 0;
+
+  if (buf == NULL)
+    return -1;
+  for (int v = 0; v <= 2; v++) {
+    uint64_t at = md_super_location (v, m->size);
+
+    if (v == minor || at == UINT64_MAX)
+      continue;
+    if (super_io (m, MEMBER_READ, buf, at) == -1)
+      goto err;
+    if (!is_super_at (buf, at))
+      continue;
+    memset (buf, 0, MD_SB_BYTES);
+    if (super_io (m, MEMBER_WRITE, buf, at) == -1)
+      goto err;
+    n++;
+  }
+  free (buf);
+  return n;
+
+ err:
+  free (buf);
+  return -1;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Linux md v1.2 superblocks: reading, checking and writing them; see
- * md_super.c.  (The write-intent bitmap's own superblock is
- * md_bitmap.h's.)
+/* Linux md version-1 superblocks (v1.0, v1.1, v1.2): finding, reading,
+ * checking and writing them; see md_super.c.  (The write-intent bitmap's
+ * own superblock is md_bitmap.h's.)
  */
 
 #ifndef RAID_MD_SUPER_H
@@ -12,8 +12,8 @@
 
 #include "member.h"
 
-#define MD_SB_OFFSET 4096       /* v1.2: 4 KiB from the start of the member */
-#define MD_SB_BYTES 4096
+#define MD_SB_BYTES 4096        /* what is read and written of one */
+#define MD_MINOR_ANY (-1)       /* md_super_read: look in every place */
 #define MD_ROLE_SPARE 0xffff
 #define MD_ROLE_FAULTY 0xfffe
 #define MD_MAX_DEV 384          /* dev_roles entries we write (as mdadm) */
@@ -25,6 +25,10 @@
 
 /* The fields of one member's superblock that the plugin uses. */
 struct md_super {
+  int minor;                    /* the version 1.minor: where it lies */
+  uint64_t super_offset;        /* bytes from the member's start, as the
+                                   record says; md_super_write puts it
+                                   where `minor` says on each member */
   uint8_t set_uuid[16];
   char set_name[33];
   uint32_t feature_map;
@@ -52,6 +56,13 @@ struct md_super {
   uint8_t raw[MD_SB_BYTES];
 };
 
+/* Where md puts the superblock of version 1.minor (0, 1 or 2) on a
+ * member of `bytes` bytes: 8 to 12 KiB before its end on a 4 KiB
+ * boundary (1.0), at its start (1.1), 4 KiB from its start (1.2).
+ * UINT64_MAX if the member is too small to hold one there.
+ */
+uint64_t md_super_location (int minor, uint64_t bytes);
+
 /* Parse and check a superblock.  Returns 1 if buf holds a valid one, 0 if
  * there is no md superblock (no magic), -1 with a static message in *why
  * if there is one we cannot use (bad checksum, unsupported features).
@@ -63,9 +74,23 @@ int md_super_parse (const uint8_t *buf, struct md_super *sb, const char **why);
  */
 void md_super_format (const struct md_super *sb, uint8_t *buf);
 
-/* Read / write the superblock of member m.  md_super_read returns what
- * md_super_parse does, or -2 (errno set) if the member cannot be read.
+/* Read the superblock of member m: of version 1.minor only, or, with
+ * MD_MINOR_ANY, from whichever of the three places holds one.  A place
+ * holds one if it has md's magic, major version 1 and a super_offset
+ * naming that place (as mdadm's load_super1 decides).  Returns what
+ * md_super_parse does, -1 also if two places hold one (*why names both),
+ * or -2 (errno set) if the member cannot be read.
  */
-int md_super_read (struct member *m, struct md_super *sb, const char **why);
+int md_super_read (struct member *m, int minor, struct md_super *sb,
+                   const char **why);
+/* Write sb to member m where version 1.(sb->minor) puts it on m, with
+ * super_offset saying so, and flush.  -1 (errno) on failure.
+ */
 int md_super_write (struct member *m, const struct md_super *sb);
+/* Zero every other place that holds an md version-1 superblock (a disk
+ * reused from an array of another version), so that only the one
+ * version 1.minor puts there remains: as mdadm --create does.  Returns
+ * how many it zeroed, or -1 (errno).
+ */
+int md_super_wipe_others (struct member *m, int minor);
 #endif /* RAID_MD_SUPER_H */

@@ -118,6 +118,21 @@ params_set (struct raid_params *p, const char *key, const char *value)
     p->array.set_data_offset = true;
     return parse_size_param (key, value, &p->array.data_offset);
   }
+  else if (strcmp (key, "metadata-version") == 0) {
+    if (strcmp (value, "1.0") == 0)
+      p->array.metadata_minor = 0;
+    else if (strcmp (value, "1.1") == 0)
+      p->array.metadata_minor = 1;
+    else if (strcmp (value, "1.2") == 0)
+      p->array.metadata_minor = 2;
+    else {
+      nbdkit_error ("metadata-version=%s: must be 1.0, 1.1 or 1.2 (md's "
+                    "version-1 superblocks; 0.90 and the firmware formats "
+                    "are not supported)", value);
+      return -1;
+    }
+    p->array.set_metadata_version = true;
+  }
   else if (strcmp (key, "bitmap") == 0) {
     p->array.set_bitmap = true;
     if (strcmp (value, "none") == 0)
@@ -209,6 +224,11 @@ params_check (const struct raid_params *p)
   if (c->create && c->metadata == METADATA_NONE) {
     nbdkit_error ("create=true writes md superblocks: it cannot go with "
                   "metadata=none");
+    return -1;
+  }
+  if (c->set_metadata_version && c->metadata == METADATA_NONE) {
+    nbdkit_error ("metadata-version chooses md superblocks: it cannot go "
+                  "with metadata=none");
     return -1;
   }
   if (c->set_bitmap && !c->create) {

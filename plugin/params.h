@@ -47,8 +47,11 @@ void params_free (struct raid_params *p);
   "                        (default: none).\n" \
   "readd=manual|auto       auto: re-add a failed member that answers again\n" \
   "                        and is the same disk (default manual).\n" \
-  "metadata=md|none        md v1.2 superblocks (default), or none: raw mode,\n" \
+  "metadata=md|none        md superblocks (default), or none: raw mode,\n" \
   "                        the geometry is what the parameters say.\n" \
+  "metadata-version=1.0|1.1|1.2  md superblock version: what create=true\n" \
+  "                        writes (default 1.2); otherwise the only one\n" \
+  "                        looked for (default: any).\n" \
   "create=true             Write fresh md superblocks (force=true: overwrite).\n" \
   "bitmap=internal|none    With create=true: md write-intent bitmap (default\n" \
   "                        internal).\n" \

@@ -227,6 +227,7 @@ raid_dump_plugin (void)
   printf ("raid_degraded=yes\n");
   printf ("raid_control=yes\n");
   printf ("raid_metadata=md\n");
+  printf ("raid_metadata_versions=1.0,1.1,1.2\n");
   printf ("raid_bitmap=internal\n");
   printf ("raid_readd=manual,auto\n");
 }

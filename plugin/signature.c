@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Signatures of other formats: what a disk carries that is not ours.
  *
- * A disk given to the array (a member at start-up without an md v1.2
- * superblock, every member of a new array, a replacement) may belong to
- * something else: another md array, firmware RAID, a partitioned disk, an
- * LVM physical volume, a filesystem.  Writing to it destroys that, so the
+ * A disk given to the array (a member at start-up without an md
+ * version-1 superblock, every member of a new array, a replacement) may
+ * belong to something else: another md array, firmware RAID, a
+ * partitioned disk, an LVM physical volume, a filesystem.  Writing to it destroys that, so the
  * callers refuse such a disk, naming what was found, unless the operator
  * forces it.  This file only recognises; it never writes.
  *
@@ -24,9 +24,11 @@
  *   head  32769    ISO 9660 "CD001"
  *   head  65600    btrfs "_BHRfS_M"
  *   tail  md v1.0: 8 KiB before the end, rounded down to 4 KiB
- *   tail  md v0.90: the last 64 KiB-aligned 64 KiB block
+ *   tail  md v0.90: the last 64 KiB-aligned 64 KiB block (magic in the
+ *                  writer's byte order: either)
  *   tail  DDF anchor "de11de11" (big endian) in the last sector
  *   tail  IMSM "Intel Raid ISM Cfg Sig. " in the second last sector
+ *                  (of 512 bytes, or of 4 KiB on a 4K-sector disk)
  *
  * Random data must not look like any of these: every check uses at least
  * 32 bits of magic, or adds field checks where the magic is shorter (MBR,
@@ -178,16 +180,18 @@ tail_format (const struct tail *t, uint64_t size)
   /* v0.90: the last whole 64K block below the last 64K boundary. */
   if (sectors >= 256 &&
       (p = tail_ptr (t, ((sectors & ~UINT64_C (127)) - 128) * 512, 8)) != NULL &&
-      le32 (p) == MD_MAGIC && le32 (p + 4) == 0)
+      ((le32 (p) == MD_MAGIC && le32 (p + 4) == 0) ||
+       (be32 (p) == MD_MAGIC && be32 (p + 4) == 0)))
     return "an md v0.90 superblock";
   if (sectors >= 1 &&
       (p = tail_ptr (t, (sectors - 1) * 512, 4)) != NULL &&
       be32 (p) == 0xde11de11)
     return "a DDF (firmware RAID) anchor header";
-  if (sectors >= 2 &&
-      (p = tail_ptr (t, (sectors - 2) * 512, 24)) != NULL &&
-      memcmp (p, "Intel Raid ISM Cfg Sig. ", 24) == 0)
-    return "Intel IMSM (firmware RAID) metadata";
+  for (uint64_t sector = 512; sector <= 4096; sector *= 8)
+    if (size >= 2 * sector &&
+        (p = tail_ptr (t, size / sector * sector - 2 * sector, 24)) != NULL &&
+        memcmp (p, "Intel Raid ISM Cfg Sig. ", 24) == 0)
+      return "Intel IMSM (firmware RAID) metadata";
   return NULL;
 }
 

@@ -1,15 +1,21 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""mdsb: md v1.2 superblocks and internal write-intent bitmaps, read and
-changed independently of the plugin.
+"""mdsb: md version-1 superblocks (v1.0, v1.1, v1.2) and internal
+write-intent bitmaps, read and changed independently of the plugin.
 
 The offsets are those of struct mdp_superblock_1 (include/uapi/linux/raid/
 md_p.h) and bitmap_super_t (drivers/md/md-bitmap.h); the checksum is the
-kernel's calc_sb_1_csum().  Nothing here shares code with the plugin's
+kernel's calc_sb_1_csum().  Where the superblock lies is md's rule
+(super_1_load): v1.2 4 KiB from the start, v1.1 at the start, v1.0 at
+the member's sectors less 16 rounded down to 8 (8 to 12 KiB before the
+end); a place holds one if it has the magic, major version 1 and a
+super_offset naming that place.  read() finds it in whichever place holds
+one ('version' says which, 'at' the byte offset), and fails if two do.  Nothing here shares code with the plugin's
 md_super/md_bitmap code, so the tests that use it judge what the plugin
 wrote by md's rules, not by the plugin's own.
 
 As a module:
     sb = mdsb.read(path)              # dict of fields, dev_roles included
+    sb = mdsb.read(path, '1.0')       # only that version's place
     problems = mdsb.check(sb)         # [] if md would accept it
     mdsb.change(path, events=5, ...)  # set fields, re-seal the checksum
     bm = mdsb.read_bitmap(path, sb)   # the bitmap: header, area, bits set
@@ -17,6 +23,8 @@ As a module:
 
 As a program (for shell tests):
     mdsb.py get FILE FIELD...         print the fields on one line
+                                      (version: 1.0, 1.1 or 1.2; at: the
+                                      superblock's byte offset)
     mdsb.py set FILE FIELD=VALUE...   change them and re-seal
                                       (dev_roles[I]=VALUE: one entry)
     mdsb.py check FILE...             exit 1 naming what md would refuse
@@ -25,11 +33,11 @@ As a program (for shell tests):
                                       10 s), else exit 1 saying so
 """
 
+import os
 import struct
 import sys
 import time
 
-SB_OFFSET = 4096
 SB_BYTES = 4096
 MAGIC = 0xa92b4efc
 CLEAN = (1 << 64) - 1    # resync_offset of a clean array
@@ -62,10 +70,53 @@ def csum(raw):
     return ((total & 0xffffffff) + (total >> 32)) & 0xffffffff
 
 
-def read_raw(path):
+def place(version, size):
+    """Where md puts a superblock of version '1.0', '1.1' or '1.2' on a
+    member of size bytes (None if too small to hold one there)."""
+    sectors = size // 512
+    if version == '1.2':
+        return 4096 if size >= 8192 else None
+    if version == '1.1':
+        return 0 if size >= 4096 else None
+    assert version == '1.0', version
+    return ((sectors - 16) & ~7) * 512 if sectors >= 32 else None
+
+
+class TwoSuperblocks(Exception):
+    """A member holds superblocks in two places."""
+
+
+def find(path, version=None):
+    """(version, offset) of the member's superblock, or (None, None);
+    TwoSuperblocks if two places hold one."""
     with open(path, 'rb') as f:
-        f.seek(SB_OFFSET)
-        return bytearray(f.read(SB_BYTES))
+        size = f.seek(0, 2)
+        found = []
+        for v in ([version] if version else ['1.2', '1.1', '1.0']):
+            at = place(v, size)
+            if at is None:
+                continue
+            f.seek(at)
+            raw = f.read(SB_BYTES)
+            magic, major = struct.unpack_from('<II', raw, 0)
+            if (magic == MAGIC and major == 1 and
+                    struct.unpack_from('<Q', raw, 144)[0] == at // 512):
+                found.append((v, at))
+    if len(found) > 1:
+        raise TwoSuperblocks('%s: superblocks of v%s and v%s'
+                             % (path, found[0][0], found[1][0]))
+    return found[0] if found else (None, None)
+
+
+def read_raw(path, version=None):
+    """The member's superblock bytes, its version and its offset; the
+    v1.2 place's bytes (no superblock) if no place holds one."""
+    v, at = find(path, version)
+    if at is None:
+        v, at = version, place(version or '1.2', os.path.getsize(path))
+    with open(path, 'rb') as f:
+        f.seek(at)
+        return bytearray(f.read(SB_BYTES)), v, at
 
 
 def parse(raw):
@@ -77,8 +128,11 @@ def parse(raw):
     return sb
 
 
-def read(path):
-    return parse(read_raw(path))
+def read(path, version=None):
+    raw, v, at = read_raw(path, version)
+    sb = parse(raw)
+    sb['version'], sb['at'] = v, at
+    return sb
 
 
 def role(sb):
@@ -101,8 +155,14 @@ def check(sb):
         bad.append('max_dev %d' % sb['max_dev'])
     if not sb['csum_ok']:
         bad.append('checksum')
-    if sb['super_offset'] != SB_OFFSET // 512:
+    if sb.get('at') is not None and sb['super_offset'] != sb['at'] // 512:
         bad.append('super_offset %d' % sb['super_offset'])
+    ds = sb['data_offset'] + sb['size']
+    if sb.get('version') == '1.0':
+        if ds > sb['super_offset']:
+            bad.append('data (to sector %d) over the v1.0 superblock' % ds)
+    elif sb['data_offset'] < sb['super_offset'] + SB_BYTES // 512:
+        bad.append('data_offset %d over the superblock' % sb['data_offset'])
     if sb['dev_number'] >= sb['max_dev']:
         bad.append('dev_number %d >= max_dev %d'
                    % (sb['dev_number'], sb['max_dev']))
@@ -116,9 +176,9 @@ def check(sb):
     return bad
 
 
-def change(path, **fields):
+def change(path, version=None, **fields):
     """Set fields (dev_roles: a list) and re-seal the checksum."""
-    raw = read_raw(path)
+    raw, _, at = read_raw(path, version)
     for name, value in fields.items():
         if name == 'dev_roles':
             for i, r in enumerate(value):
@@ -128,7 +188,7 @@ def change(path, **fields):
         struct.pack_into(fmt, raw, off, value)
     struct.pack_into('<I', raw, 216, csum(raw))
     with open(path, 'r+b') as f:
-        f.seek(SB_OFFSET)
+        f.seek(at)
         f.write(raw)
 
 
@@ -151,7 +211,7 @@ def bitmap_start(sb):
     """The file offset of the member's bitmap, or None without one."""
     if not sb['feature_map'] & FEATURE_BITMAP:
         return None
-    return SB_OFFSET + sb['bitmap_offset'] * 512
+    return sb['super_offset'] * 512 + sb['bitmap_offset'] * 512
 
 
 def read_bitmap(path, sb=None):

@@ -212,6 +212,14 @@ EXTRA_DIST += vm/test-vm-nbd-client.sh
 EXTRA_DIST += md-functions.sh shadow_client.py
 TESTS += test-raid-md-create.sh
 EXTRA_DIST += test-raid-md-create.sh
+# md v1.0 and v1.1 (issue 16): their places, bitmaps and data offsets;
+# a member with two superblocks, and the parameter; re-add and replace.
+TESTS += test-raid-md-versions.sh
+EXTRA_DIST += test-raid-md-versions.sh
+TESTS += test-raid-md-versions-refused.sh
+EXTRA_DIST += test-raid-md-versions-refused.sh
+TESTS += test-raid-md-versions-replace.sh
+EXTRA_DIST += test-raid-md-versions-replace.sh
 TESTS += test-raid-md-left-out.sh
 EXTRA_DIST += test-raid-md-left-out.sh
 TESTS += test-raid-md-refused.sh
@@ -248,6 +256,10 @@ EXTRA_DIST += test-raid-replace-foreign.sh
 EXTRA_DIST += vm/guest-md-check.sh
 TESTS += vm/test-vm-plugin-to-mdadm.sh
 EXTRA_DIST += vm/test-vm-plugin-to-mdadm.sh
+# md v1.0 and v1.1 both ways (issue 16): mdadm's arrays with bitmaps
+# assembled by the plugin, the plugin's checked by md.
+TESTS += vm/test-vm-md-versions.sh
+EXTRA_DIST += vm/test-vm-md-versions.sh
 EXTRA_DIST += vm/fill-missing.py vm/replace-cycles.py vm/readd-once.py
 
 # md write-intent bitmaps between the plugin and Linux md (a guest):
@@ -364,7 +376,8 @@ if HAVE_CHECK
 check_PROGRAMS += test_md_bitmap
 TESTS += test_md_bitmap
 test_md_bitmap_SOURCES = test_md_bitmap.c member_mem.c member_mem.h \
-	../plugin/md_bitmap.c ../plugin/md_bitmap_super.c ../plugin/members.c \
+	../plugin/md_bitmap.c ../plugin/md_bitmap_super.c ../plugin/md_super.c \
+	../plugin/members.c \
 	../plugin/member.c
 test_md_bitmap_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
 test_md_bitmap_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)

@@ -3,7 +3,7 @@
 """raidcheck: verify RAID-5/6 parity on member files; rebuild the array image.
 
     raidcheck.py --level 6 --layout left-symmetric --chunk 65536 \\
-                 [--data-offset N] [--image OUT] [--all] m0 m1 ...
+                 [--data-offset N] [--size N] [--image OUT] [--all] m0 m1 ...
     raidcheck.py --self-test
 
 As a module it is the tests' one row checker: scan() walks the rows of
@@ -193,12 +193,18 @@ def first_diff(a, b):
 # The row checker: every test that judges parity on member files (this
 # program, faults.Array.bad_rows, faults.check_members) comes here.
 
-def read_members(paths, data_offset, chunk):
+def read_members(paths, data_offset, chunk, size=None):
     """(rows, [member's data area]): each member file from data_offset to
-    the last whole chunk of the smallest one, as memoryviews."""
+    the last whole chunk of the smallest one (or of size bytes: md's
+    per-member size, when metadata follows the data, as md v1.0's does),
+    as memoryviews."""
     smallest = min(os.path.getsize(m) for m in paths)
     if smallest < data_offset:
         raise OSError("data offset beyond the smallest member")
+    if size is not None:
+        if smallest < data_offset + size:
+            raise OSError("the smallest member is shorter than the size")
+        smallest = data_offset + size
     rows = (smallest - data_offset) // chunk
     span = rows * chunk
     bufs = []
@@ -228,12 +234,13 @@ def row_mismatches(level, layout, n, s, col, chunk):
     return data, bad
 
 
-def scan(level, layout, chunk, data_offset, paths, rows=None):
-    """For each row (default: every whole row of the smallest member):
-    (row, its chunks, its data members, its mismatches) as
-    row_mismatches() gives them.  layout: a name or raidcheck's code."""
+def scan(level, layout, chunk, data_offset, paths, rows=None, size=None):
+    """For each row (default: every whole row of the smallest member, or
+    of size bytes of each): (row, its chunks, its data members, its
+    mismatches) as row_mismatches() gives them.  layout: a name or
+    raidcheck's code."""
     layout = LAYOUTS.get(layout, layout)
-    nrows, bufs = read_members(paths, data_offset, chunk)
+    nrows, bufs = read_members(paths, data_offset, chunk, size)
     for s in range(nrows) if rows is None else rows:
         col = [b[s * chunk:(s + 1) * chunk] for b in bufs]
         data, bad = row_mismatches(level, layout, len(paths), s, col, chunk)
@@ -312,6 +319,9 @@ def main():
     ap.add_argument("--layout", choices=sorted(LAYOUTS), default="left-symmetric")
     ap.add_argument("--chunk", type=parse_size)
     ap.add_argument("--data-offset", type=parse_size, default=0)
+    ap.add_argument("--size", type=parse_size,
+                    help="bytes of each member holding data (default: all "
+                    "whole chunks of the smallest member)")
     ap.add_argument("--image", help="write the array's data here")
     ap.add_argument("--all", action="store_true",
                     help="check every row instead of stopping at the first bad one")
@@ -341,7 +351,8 @@ def main():
     rows = 0
     try:
         for s, col, data, mismatches in scan(a.level, layout, chunk,
-                                             a.data_offset, a.members):
+                                             a.data_offset, a.members,
+                                             size=a.size):
             rows += 1
             for name, member, want in mismatches:
                 x = first_diff(col[member], want)

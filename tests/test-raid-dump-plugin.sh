@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # nbdkit --dump-plugin and --help: the plugin names its parity
 # implementation (one of the ones it lists, the scalar reference among
-# them), its io_uring features and its md write-intent bitmap, and --help
+# them), its io_uring features, its md write-intent bitmap and the md
+# superblock versions it reads and writes, and --help
 # documents every parameter.  (test-raid-parity-impls.py forces each
 # implementation listed.)
 
@@ -33,7 +34,8 @@ case ",$impls," in
     *) echo "$0: the scalar reference 'generic' is not listed: $impls" >&2
        exit 1 ;;
 esac
-for kv in raid_bitmap=internal raid_readd=manual,auto; do
+for kv in raid_bitmap=internal raid_readd=manual,auto \
+          raid_metadata_versions=1.0,1.1,1.2; do
     if ! grep -qx "$kv" "$tmpdir/dump"; then
         echo "$0: --dump-plugin does not say $kv" >&2
         exit 1
@@ -42,7 +44,8 @@ done
 echo "parity: $impl of $impls; io_uring: $uring"
 
 nbdkit "$RAID_PLUGIN" --help > "$tmpdir/help"
-for p in level= disk= chunk= layout= data-offset= cache= direct= parity= readd=; do
+for p in level= disk= chunk= layout= data-offset= cache= direct= parity= readd= \
+         metadata= metadata-version=; do
     if ! grep -q -- "^$p" "$tmpdir/help"; then
         echo "$0: --help does not document $p" >&2
         cat "$tmpdir/help" >&2

@@ -8,7 +8,8 @@
 #  (b) A raw array (metadata=none) whose client wrote md superblocks into
 #      its data is raw again at the next start with the same command line:
 #      the client's data reads back byte for byte.
-#  (c) A member with an md v1.0 superblock at its end (no v1.2 at 4K) is
+#  (c) Members with md's magic at v1.0's place, their end, but no
+#      superblock md would use there (its super_offset names no place) are
 #      refused naming v1.0, not served as a raw array of default geometry.
 #  (d) create=true refuses members carrying an ext4 filesystem, a swap
 #      area, an MBR or a GPT partition table, naming each, and writes
@@ -82,7 +83,8 @@ raid_nbdkit "${raw[@]}" --run 'nbdsh -u "$uri" -c "exec(open(\"'"$tmpdir"'/check
 echo "ok: client-written superblocks stay client data under metadata=none"
 
 # (c) md v1.0 keeps its superblock 8K before the end, rounded down to 4K;
-# the magic and major version are what a reader recognises.
+# the magic and major version are what signature.c recognises; with a
+# super_offset of 0 it is no superblock md_super.c (or md) would use.
 make_members 4 4M
 for m in "${members[@]}"; do
     python3 - "$m" <<'EOF'
@@ -94,7 +96,7 @@ with open(path, "r+b") as f:
     f.write(struct.pack("<II", 0xa92b4efc, 1))
 EOF
 done
-refused "md v1.0 superblock" level=5 chunk=64K "${members[@]}"
+refused "md v1.0 superblock .*whose super_offset does not name the place" level=5 chunk=64K "${members[@]}"
 
 # (d) Real tools' output on the members.
 for kind in ext4 swap mbr gpt; do

@@ -65,9 +65,9 @@ expect_fail "create=true on md members" "x0.*already.*superblock.*force=true" \
     create=true level=6 chunk=$chunk "$tmpdir"/x[0-5]
 expect_fail "create=true, one md member among blank ones" "x0.*force=true" \
     create=true level=5 "$tmpdir/blank0" "$tmpdir/blank1" "$tmpdir/x0"
-expect_fail "metadata=md on blank members" "no member has an md v1.2 superblock" \
+expect_fail "metadata=md on blank members" "no member has an md v1.x superblock" \
     metadata=md level=5 "$tmpdir"/blank[0-3]
-expect_fail "md members and a blank one" "blank0.*no md v1.2 superblock" \
+expect_fail "md members and a blank one" "blank0.*no md v1.x superblock" \
     "$tmpdir/x0" "$tmpdir/x1" "$tmpdir/x2" "$tmpdir/blank0"
 
 # Features the plugin does not implement, in one member's superblock.

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Description: md_array.c keeps the md v1.2 superblocks true, against
+/* Description: md_array.c keeps the md superblocks true, against
  * in-memory members (member_mem.c): create writes one superblock per
- * member; the array goes active before a write and clean after a flush
+ * member (v1.2 at 4 KiB; v1.1 at 0 and v1.0 at each member's end, with
+ * their bitmaps, on members of different sizes); the array goes active before a write and clean after a flush
  * with md's event counting (clean right after active takes the count
  * back down); a failure is recorded, and a replacement takes the lowest
  * free dev_number, so thousands of replacements keep the table small;
@@ -10,7 +11,8 @@
  *
  * The oracle reads the superblocks from the members' bytes at
  * md_p.h's offsets (events, resync_offset, dev_number, max_dev,
- * dev_roles, feature_map, recovery_offset), never through md_super.c.
+ * dev_roles, feature_map, recovery_offset), never through md_super.c,
+ * at the places md's rule (written out here) gives each version.
  * CK_RUN_CASE=name runs one.
  */
 
@@ -456,6 +458,262 @@ START_TEST (test_assemble)
 }
 END_TEST
 
+/* Where md puts version 1.minor on a member of `bytes` bytes (the rule
+ * of md's super_1_load, written out here).
+ */
+static uint64_t
+place_of (int minor, uint64_t bytes)
+{
+  return minor == 2 ? 4096 : minor == 1 ? 0 : (bytes / 512 - 16) / 8 * 8 * 512;
+}
+
+/* A new array of version 1.minor with a bitmap, on members of different
+ * sizes (their sizes in sizes[]); for v1.0 member_bytes is what
+ * md_array_assemble says the data may use (as array_open does).
+ */
+static void
+version_create (struct rig *r, int minor, const uint64_t *sizes)
+{
+  struct member *m[N];
+  uint64_t member_bytes = 0, low = UINT64_MAX, doff = minor == 0 ? 0
+    : DATA_OFFSET;
+  const char *why = NULL;
+
+  memset (r, 0, sizeof *r);
+  members_init (&r->ms);
+  for (int i = 0; i < N; i++) {
+    char name[16];
+
+    snprintf (name, sizeof name, "v%d-%d", minor, i);
+    m[i] = mem_member_new (name, sizes[i], 1);
+    if (sizes[i] < low)
+      low = sizes[i];
+  }
+  members_arrange (&r->ms, m, N);
+  members_set_level (&r->ms, 5);
+  r->cfg = (struct array_config) {
+    .metadata = METADATA_MD, .create = true, .level = 5,
+    .layout = LAYOUT_LEFT_SYMMETRIC, .chunk = CHUNK, .data_offset = doff,
+    .ndisks = N, .set_metadata_version = true, .metadata_minor = minor,
+    .bitmap_chunk = CHUNK,
+  };
+  for (int i = 0; i < N; i++)
+    r->cfg.disks[i] = m[i]->name;
+  ck_assert_int_eq (md_array_assemble (&r->ms, &r->cfg, &member_bytes,
+                                       &r->md), 0);
+  ck_assert (r->md == NULL);
+  if (minor == 0) {
+    /* Room for the bitmap (16 rows: one 4 KiB page) before the lowest
+     * superblock.
+     */
+    ck_assert_uint_eq (member_bytes, place_of (0, low) - 4096);
+  }
+  else {
+    ck_assert_uint_eq (member_bytes, 0);
+    member_bytes = low;
+  }
+  ck_assert_msg (geometry_init (&r->g, 5, LAYOUT_LEFT_SYMMETRIC, N, CHUNK,
+                                doff, member_bytes, &why) == 0,
+                 "geometry: %s", why);
+  ck_assert_int_eq (md_array_create (&r->ms, &r->g, &r->cfg, &r->md), 0);
+  ck_assert_int_eq (md_array_after_fork (r->md), 0);
+}
+
+/* md v1.0 and v1.1: create puts each member's superblock at its version's
+ * place (v1.0: at each member's own end), zeroes a superblock of another
+ * version left on a member, puts the bitmap after the superblock (v1.1)
+ * or right before it (v1.0) and the data where md's rule says; assembly
+ * finds them without being told the version, shuffled; a member holding
+ * a second superblock is refused naming both, unless metadata-version
+ * names one; a replacement too small for the v1.0 metadata after the
+ * data is refused, and a fitting one gets its superblock at its own end.
+ */
+START_TEST (test_versions)
+{
+  /* Sizes no multiple of 4 KiB, so that v1.0's rounding shows. */
+  static const uint64_t sizes[N] = {
+    MEMBER_BYTES, MEMBER_BYTES + 512, MEMBER_BYTES + 4096 + 1536,
+    MEMBER_BYTES + 65536,
+  };
+
+  for (int minor = 0; minor <= 1; minor++) {
+    struct rig r, a;
+    const int shuffled[N] = { 3, 1, 0, 2 };
+    struct member *m[N], *small, *big;
+    uint64_t member_bytes = 0, at;
+    uint8_t *d;
+
+    version_create (&r, minor, sizes);
+    md_array_resynced (r.md);
+    for (int i = 0; i < N; i++) {
+      at = place_of (minor, sizes[i]);
+      d = mem_member_data (members_at (&r.ms, i));
+      ck_assert_msg (le (d + at, 4) == 0xa92b4efc, "v1.%d member %d: no "
+                     "superblock at %llu", minor, i, (unsigned long long) at);
+      ck_assert_uint_eq (le (d + at + 144, 8), at / 512);
+      ck_assert_uint_eq (le (d + at + 128, 8), minor == 0 ? 0 : 2048);
+      ck_assert_uint_eq (le (d + at + 8, 4) & 1, 1);      /* bitmap */
+      /* bitmap_offset: 8 sectors after (v1.1), its 4 KiB before (v1.0) */
+      ck_assert_int_eq ((int32_t) le (d + at + 96, 4), minor == 0 ? -8 : 8);
+      ck_assert_uint_eq (le (d + at + (minor == 0 ? -4096 : 4096), 4),
+                         0x6d746962);
+      ck_assert_uint_eq (le (d + at + 200, 8),
+                         le (mem_member_data (members_at (&r.ms, 0))
+                             + place_of (minor, sizes[0]) + 200, 8));
+      /* The data ends before the bitmap. */
+      ck_assert_uint_le (le (d + at + 128, 8) * 512 + le (d + at + 80, 8) * 512,
+                         minor == 0 ? at - 4096 : sizes[i]);
+    }
+
+    /* Shuffled, not told the version. */
+    memset (&a, 0, sizeof a);
+    members_init (&a.ms);
+    for (int i = 0; i < N; i++) {
+      int k = shuffled[i];
+
+      m[i] = mem_member_new (members_at (&r.ms, k)->name, sizes[k], 1);
+      memcpy (mem_member_data (m[i]), mem_member_data (members_at (&r.ms, k)),
+              sizes[k]);
+    }
+    members_arrange (&a.ms, m, N);
+    a.cfg = (struct array_config) { .metadata = METADATA_MD, .ndisks = N };
+    for (int i = 0; i < N; i++)
+      a.cfg.disks[i] = m[i]->name;
+    last_error[0] = '\0';
+    ck_assert_msg (md_array_assemble (&a.ms, &a.cfg, &member_bytes,
+                                      &a.md) == 0, "v1.%d: %s", minor,
+                   last_error);
+    ck_assert_uint_eq (a.cfg.data_offset, minor == 0 ? 0 : DATA_OFFSET);
+    ck_assert (md_array_has_bitmap (a.md));
+    for (int i = 0; i < N; i++)
+      ck_assert_str_eq (members_at (&a.ms, i)->name,
+                        members_at (&r.ms, i)->name);
+    ck_assert (!md_array_needs_resync (a.md));
+    /* Each member's data_size is its own (md's super_1_load refuses one
+     * above what the member holds from data_offset to its end, v1.1, or
+     * to its superblock, v1.0), at create and after an update of an
+     * assembled array.
+     */
+    md_array_states_changed (a.md);
+    for (int i = 0; i < N; i++) {
+      int k = shuffled[i];
+      uint64_t want = minor == 0 ? place_of (0, sizes[k]) - 4096
+        : sizes[k] / 512 * 512 - DATA_OFFSET;
+
+      at = place_of (minor, sizes[k]);
+      ck_assert_msg (le (mem_member_data (m[i]) + at + 136, 8) * 512 == want,
+                     "v1.%d member %d: data_size %llu sectors, not %llu",
+                     minor, k, (unsigned long long)
+                     le (mem_member_data (m[i]) + at + 136, 8),
+                     (unsigned long long) want / 512);
+      ck_assert_uint_eq (le (mem_member_data (m[i]) + at + 200, 8),
+                         le (mem_member_data (members_at (&r.ms, 0))
+                             + place_of (minor, sizes[0]) + 200, 8) + 1);
+    }
+    md_array_close (a.md);
+    members_destroy (&a.ms);
+
+    /* A v1.2 superblock (another array's) also on member 2: refused,
+     * naming both; metadata-version picks one.
+     */
+    {
+      struct member *x[N];
+      uint8_t *other;
+
+      memset (&a, 0, sizeof a);
+      members_init (&a.ms);
+      for (int i = 0; i < N; i++) {
+        x[i] = mem_member_new (members_at (&r.ms, i)->name, sizes[i], 1);
+        memcpy (mem_member_data (x[i]),
+                mem_member_data (members_at (&r.ms, i)), sizes[i]);
+      }
+      /* A copy of member 0's record, moved to 4 KiB: a valid v1.2 one. */
+      other = mem_member_data (x[2]) + 4096;
+      {
+        struct md_super sb;
+        const char *why;
+
+        ck_assert_int_eq (md_super_parse (mem_member_data (x[0])
+                                          + place_of (minor, sizes[0]),
+                                          &sb, &why), 1);
+        sb.super_offset = 4096;
+        sb.data_offset = DATA_OFFSET;
+        sb.feature_map &= ~1;
+        md_super_format (&sb, other);
+      }
+      members_arrange (&a.ms, x, N);
+      a.cfg = (struct array_config) { .metadata = METADATA_MD, .ndisks = N };
+      for (int i = 0; i < N; i++)
+        a.cfg.disks[i] = x[i]->name;
+      last_error[0] = '\0';
+      ck_assert_int_eq (md_array_assemble (&a.ms, &a.cfg, &member_bytes,
+                                           &a.md), -1);
+      ck_assert_msg (strstr (last_error, x[2]->name) &&
+                     strstr (last_error, "two md superblocks") &&
+                     strstr (last_error, minor == 0 ? "v1.0" : "v1.1") &&
+                     strstr (last_error, "v1.2"), "said: %s", last_error);
+      a.cfg.set_metadata_version = true;
+      a.cfg.metadata_minor = minor;
+      ck_assert_msg (md_array_assemble (&a.ms, &a.cfg, &member_bytes,
+                                        &a.md) == 0, "said: %s", last_error);
+      md_array_close (a.md);
+      a.md = NULL;
+      /* Told v1.2, the members without one are refused. */
+      a.cfg.metadata_minor = 2;
+      last_error[0] = '\0';
+      ck_assert_int_eq (md_array_assemble (&a.ms, &a.cfg, &member_bytes,
+                                           &a.md), -1);
+      ck_assert_msg (strstr (last_error, "no md v1.x superblock (v1.2"),
+                     "said: %s", last_error);
+      members_destroy (&a.ms);
+    }
+
+    /* A replacement: too small for v1.0's metadata after the data (it
+     * holds the data, not the bitmap and superblock too) is refused;
+     * one with a leftover v1.2 superblock takes its own place, the
+     * leftover zeroed.
+     */
+    member_fail (members_at (&r.ms, 1), EIO);
+    md_array_states_changed (r.md);
+    small = mem_member_new ("small", r.g.data_offset + r.g.stripes * CHUNK
+                            + 4096, 1);
+    if (minor == 0)
+      ck_assert_ptr_nonnull (md_array_cannot_hold (r.md, small));
+    else
+      ck_assert_ptr_null (md_array_cannot_hold (r.md, small));
+    member_close (small);
+    big = mem_member_new ("big", sizes[3] + 3 * 4096 + 512, 1);
+    ck_assert_ptr_null (md_array_cannot_hold (r.md, big));
+    if (minor != 2)
+      memcpy (mem_member_data (big) + 4096, mem_member_data (members_at
+                                                             (&r.ms, 0))
+              + place_of (minor, sizes[0]), 4096);
+    /* ... with super_offset saying 4 KiB: a v1.2 leftover. */
+    d = mem_member_data (big) + 4096;
+    {
+      struct md_super sb;
+      const char *why;
+
+      ck_assert_int_eq (md_super_parse (d, &sb, &why), 1);
+      sb.super_offset = 4096;
+      sb.data_offset = DATA_OFFSET;
+      sb.feature_map &= ~1;
+      md_super_format (&sb, d);
+    }
+    members_replace (&r.ms, 1, big);
+    md_array_states_changed (r.md);
+    at = place_of (minor, sizes[3] + 3 * 4096 + 512);
+    d = mem_member_data (big);
+    ck_assert_uint_eq (le (d + at, 4), 0xa92b4efc);
+    ck_assert_uint_eq (le (d + at + 144, 8), at / 512);
+    /* The leftover is gone: zeroed, and for v1.1 the bitmap written over. */
+    ck_assert_uint_eq (le (d + 4096, 4), minor == 0 ? 0 : 0x6d746962);
+    ck_assert_uint_eq (le (d + at + 160, 4), 1);        /* its slot */
+    rig_free (&r);
+  }
+}
+END_TEST
+
 static Suite *
 md_array_suite (void)
 {
@@ -464,6 +722,7 @@ md_array_suite (void)
     { "identity", test_identity_read_during_write },
     { "reuse", test_dev_number_reuse },
     { "assemble", test_assemble },
+    { "versions", test_versions },
   };
   Suite *s = suite_create ("md_array");
 

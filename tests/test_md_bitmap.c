@@ -14,7 +14,10 @@
  * 256 + b / 8, bit b % 8 of the area (md-bitmap.h's layout), never
  * through md_bitmap_super.c.  Every pass is driven by the test
  * (md_bitmap_sweep), not by the daemon's clock, so the cases are exact
- * and take milliseconds.  CK_RUN_CASE=name runs one.
+ * and take milliseconds.  md v1.0 keeps the area before each member's
+ * superblock at its end: members of different sizes have it at different
+ * offsets (md's rule for the superblock's place, written out here).
+ * CK_RUN_CASE=name runs one.
  */
 
 #include <config.h>
@@ -71,8 +74,8 @@ rig_init (struct rig *r)
   members_arrange (&r->ms, r->m, N);
   members_set_level (&r->ms, 5);
   r->place = (struct md_bitmap_place) {
-    .area_offset = AREA, .data_offset = DATA_OFFSET, .size = SIZE,
-    .chunk = CHUNK,
+    .minor = 2, .bitmap_offset = (AREA - 4096) / 512,
+    .data_offset = DATA_OFFSET, .size = SIZE, .chunk = CHUNK,
   };
 }
 
@@ -443,6 +446,64 @@ START_TEST (test_resync_rows)
 }
 END_TEST
 
+/* md v1.0: the data from 0, the bitmap right before each member's
+ * superblock (8 to 12 KiB before its end: sectors - 16, rounded down to
+ * 8): on members of different sizes each has it at its own offset, and
+ * each gets its bits there and nowhere else; a member too small for the
+ * area between the data and its superblock is refused.
+ */
+START_TEST (test_v10_places)
+{
+  static const uint64_t extra[N] = { 0, 512, 4096 + 1024, 40960 };
+  const uint64_t size = 2 * 1024 * 1024, area = 4096;
+  struct members ms;
+  struct member *m[N];
+  struct md_bitmap_place place = {
+    .minor = 0, .bitmap_offset = -(int32_t) (area / 512), .data_offset = 0,
+    .size = size, .chunk = CHUNK,
+  };
+  uint64_t at[N];
+  const char *why = NULL;
+  struct md_bitmap *bm;
+
+  members_init (&ms);
+  for (int i = 0; i < N; i++) {
+    char name[16];
+    uint64_t bytes = size + area + 8192 + extra[i];
+
+    snprintf (name, sizeof name, "mem%d", i);
+    m[i] = mem_member_new (name, bytes, 1);
+    at[i] = ((bytes / 512 - 16) / 8 * 8) * 512 - area;
+    ck_assert_uint_ge (at[i], size);
+  }
+  members_arrange (&ms, m, N);
+  members_set_level (&ms, 5);
+  bm = md_bitmap_new (&ms, &place, uuid, 64 * 1024, 5, &why);
+  ck_assert_msg (bm != NULL, "md_bitmap_new: %s", why);
+  ck_assert_int_eq (md_bitmap_events (bm, 1), 0);
+  for (int i = 0; i < N; i++) {
+    const uint8_t *d = mem_member_data (m[i]);
+
+    ck_assert_msg (le32 (d + at[i]) == 0x6d746962, "member %d: no bitmap "
+                   "at %llu", i, (unsigned long long) at[i]);
+    ck_assert_uint_eq (le64 (d + at[i] + 24), 1);
+    /* Every bit set (a new array), and nothing before the area. */
+    ck_assert_uint_eq (d[at[i] + 256], 0xff);
+    for (uint64_t b = size; b < at[i]; b++)
+      ck_assert_msg (d[b] == 0, "member %d: byte %llu written", i,
+                     (unsigned long long) b);
+  }
+  md_bitmap_close (bm);
+
+  /* Too small: the area would reach into the data. */
+  place.size = at[0] + 512;
+  bm = md_bitmap_new (&ms, &place, uuid, 64 * 1024, 5, &why);
+  ck_assert (bm == NULL);
+  ck_assert_msg (strstr (why, "overlap") != NULL, "said: %s", why);
+  members_destroy (&ms);
+}
+END_TEST
+
 static Suite *
 bitmap_suite (void)
 {
@@ -453,6 +514,7 @@ bitmap_suite (void)
     { "resync", test_resync_rows },
     { "failed-during-pass", test_no_clearing_failed_during_pass },
     { "dirty-rows", test_dirty_rows },
+    { "v1.0", test_v10_places },
   };
   Suite *s = suite_create ("md_bitmap");
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Description: plugin/md_super.c reads and writes md v1.2 superblocks as
- * Linux md does.
+/* Description: plugin/md_super.c finds, reads and writes md version-1
+ * superblocks (v1.0 at the end of a member, v1.1 at its start, v1.2 at 4
+ * KiB) as Linux md does.
  *
  * The evidence is built independently of the code under test:
  *
@@ -28,6 +29,12 @@
  *     is built by hand the same way; parse -> format gives back its bytes,
  *     and each value the kernel's md_bitmap_read_sb() refuses is refused
  *     with a message naming it.
+ *
+ *   - Where each version lies comes from md's rule written out here
+ *     (v1.0: member sectors - 16, rounded down to a multiple of 8), on
+ *     members whose size is not a multiple of 4 KiB; a record is found
+ *     only where its super_offset says it is, and a member holding two
+ *     is refused naming both.
  *
  * md_super_read/md_super_write do their I/O through member_io_run(); this
  * file provides a member_io_run() over an in-memory disk so that they are
@@ -507,6 +514,8 @@ START_TEST (test_round_trip)
   s.size = 1000 * 64 * 1024;
   s.data_offset = 1024 * 1024;
   s.data_size = s.size + 4096;
+  s.minor = 2;
+  s.super_offset = 4096;
   s.dev_number = 5;
   memcpy (s.device_uuid, dev_uuid, 16);
   s.events = 42;
@@ -710,15 +719,51 @@ START_TEST (test_other_refusals)
   seal (sb);
   ck_refused (sb, "version");
 
-  /* v1.1 (superblock at 0) and v1.0 (at the end) are not v1.2. */
-  hand_built (sb, 4);
-  le64 (sb + O_SUPER_OFFSET, 0);
-  seal (sb);
-  ck_refused (sb, "1.2");
-  hand_built (sb, 4);
+  /* super_offset says the version: 0 is v1.1, 8 v1.2, more v1.0 (whose
+   * data must end before it, and which lies on a 4 KiB boundary).
+   */
+  {
+    struct md_super s;
+    const char *why;
+
+    hand_built (sb, 4);
+    le64 (sb + O_SUPER_OFFSET, 0);
+    seal (sb);
+    ck_assert_int_eq (parse (sb, &s, &why), 1);
+    ck_assert_int_eq (s.minor, 1);
+    ck_assert_uint_eq (s.super_offset, 0);
+    hand_built (sb, 4);
+    ck_assert_int_eq (parse (sb, &s, &why), 1);
+    ck_assert_int_eq (s.minor, 2);
+    ck_assert_uint_eq (s.super_offset, 4096);
+    hand_built (sb, 4);
+    le64 (sb + O_DATA_OFFSET, 0);
+    le64 (sb + O_SIZE, 2097136 - 256);
+    le64 (sb + O_SUPER_OFFSET, 2097136);
+    seal (sb);
+    ck_assert_int_eq (parse (sb, &s, &why), 1);
+    ck_assert_int_eq (s.minor, 0);
+    ck_assert_uint_eq (s.super_offset, 2097136ULL * 512);
+  }
+  hand_built (sb, 4);                   /* v1.0 under its data */
   le64 (sb + O_SUPER_OFFSET, 2097136);
   seal (sb);
-  ck_refused (sb, "1.2");
+  ck_refused (sb, "over the superblock");
+  hand_built (sb, 4);
+  le64 (sb + O_DATA_OFFSET, 0);
+  le64 (sb + O_SIZE, 2097136 - 256);
+  le64 (sb + O_SUPER_OFFSET, 2097136 + 4);      /* not 4 KiB aligned */
+  seal (sb);
+  ck_refused (sb, "super_offset");
+  hand_built (sb, 4);                   /* v1.2, data over the record */
+  le64 (sb + O_DATA_OFFSET, 15);
+  seal (sb);
+  ck_refused (sb, "over the superblock");
+  hand_built (sb, 4);                   /* v1.1, the same */
+  le64 (sb + O_SUPER_OFFSET, 0);
+  le64 (sb + O_DATA_OFFSET, 7);
+  seal (sb);
+  ck_refused (sb, "over the superblock");
 
   /* dev_roles cannot run past the 4 KiB superblock. */
   hand_built (sb, 4);
@@ -910,11 +955,11 @@ START_TEST (test_read_write)
 
   ck_assert_ptr_nonnull (d.bytes);
   /* Blank: no superblock. */
-  ck_assert_int_eq (md_super_read (&m, &s, &why), 0);
+  ck_assert_int_eq (md_super_read (&m, MD_MINOR_ANY, &s, &why), 0);
 
   hand_built (sb, 4);
   memcpy (d.bytes + 4096, sb, SB);
-  ck_assert_int_eq (md_super_read (&m, &s, &why), 1);
+  ck_assert_int_eq (md_super_read (&m, MD_MINOR_ANY, &s, &why), 1);
   ck_assert_int_eq (s.role, 2);
   ck_assert_uint_eq (s.events, 0x100000017ULL);
 
@@ -932,19 +977,19 @@ START_TEST (test_read_write)
   ck_assert_uint_eq (rd64 (d.bytes + 4096 + O_RESYNC_OFFSET), 0);
   ck_assert_uint_eq (rd32 (d.bytes + 4096 + O_CSUM),
                      calc_sb_1_csum (d.bytes + 4096));
-  ck_assert_int_eq (md_super_read (&m, &t, &why), 1);
+  ck_assert_int_eq (md_super_read (&m, MD_MINOR_ANY, &t, &why), 1);
   ck_assert_uint_eq (t.events, s.events);
 
   /* A corrupted one on disk is refused with the reason. */
   d.bytes[4096 + 100] ^= 1;
   why = NULL;
-  ck_assert_int_eq (md_super_read (&m, &t, &why), -1);
+  ck_assert_int_eq (md_super_read (&m, MD_MINOR_ANY, &t, &why), -1);
   ck_assert_ptr_nonnull (why);
   ck_assert_ptr_nonnull (strstr (why, "checksum"));
 
   /* Too small to hold a v1.2 superblock: none. */
   m.size = 8191;
-  ck_assert_int_eq (md_super_read (&m, &t, &why), 0);
+  ck_assert_int_eq (md_super_read (&m, MD_MINOR_ANY, &t, &why), 0);
   m.size = size;
 
   /* An I/O error is not a bad superblock: -2 with errno (the array fails
@@ -952,10 +997,187 @@ START_TEST (test_read_write)
    */
   d.err = EIO;
   errno = 0;
-  ck_assert_int_eq (md_super_read (&m, &t, &why), -2);
+  ck_assert_int_eq (md_super_read (&m, MD_MINOR_ANY, &t, &why), -2);
   ck_assert_int_eq (errno, EIO);
   ck_assert_int_eq (md_super_write (&m, &s), -1);
   free (d.bytes);
+}
+END_TEST
+
+/* md's rule for where v1.0 lies, written out independently: the
+ * member's sectors less 16, rounded down to a multiple of 8.
+ */
+static uint64_t
+v10_place (uint64_t bytes)
+{
+  return ((bytes / 512 - 16) / 8 * 8) * 512;
+}
+
+/* hand_built, moved to version 1.minor on a member of `bytes` bytes:
+ * data at 0 up to 64 KiB before the end for v1.0, at 128 KiB otherwise.
+ */
+static void
+hand_built_at (uint8_t *sb, int minor, uint64_t bytes)
+{
+  hand_built (sb, 4);
+  if (minor == 0) {
+    le64 (sb + O_DATA_OFFSET, 0);
+    le64 (sb + O_SUPER_OFFSET, v10_place (bytes) / 512);
+  }
+  else {
+    le64 (sb + O_DATA_OFFSET, 256);
+    le64 (sb + O_SUPER_OFFSET, minor == 1 ? 0 : 8);
+  }
+  le64 (sb + O_SIZE, bytes / 512 - 256 - 128);
+  le64 (sb + O_DATA_SIZE, bytes / 512 - 256 - 128);
+  seal (sb);
+}
+
+/* Each version is found, and written, at its own place, on members whose
+ * size is no multiple of 4 KiB; a record elsewhere than its super_offset
+ * says is no superblock; asked for one version, only its place counts.
+ */
+START_TEST (test_places)
+{
+  static const uint64_t sizes[] = {
+    1 << 20, (1 << 20) + 512, (1 << 20) + 3584, (1 << 20) + 4096 + 1024,
+  };
+
+  ck_assert_uint_eq (md_super_location (2, 1 << 20), 4096);
+  ck_assert_uint_eq (md_super_location (1, 1 << 20), 0);
+  ck_assert_uint_eq (md_super_location (0, 1 << 20), (1 << 20) - 8192);
+  ck_assert_uint_eq (md_super_location (0, (1 << 20) + 3584),
+                     (1 << 20) - 8192);
+  ck_assert_uint_eq (md_super_location (0, (1 << 20) + 4096),
+                     (1 << 20) - 4096);
+  ck_assert_uint_eq (md_super_location (2, 8191), UINT64_MAX);
+  ck_assert_uint_eq (md_super_location (1, 4095), UINT64_MAX);
+  ck_assert_uint_eq (md_super_location (0, 16 * 1024 - 1), UINT64_MAX);
+  for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
+    for (int minor = 0; minor <= 2; minor++) {
+      uint64_t size = sizes[k];
+      uint64_t at = minor == 0 ? v10_place (size) : minor == 1 ? 0 : 4096;
+      struct mem_disk d = { .bytes = calloc (1, size) };
+      struct member m = { .name = (char *) "mem", .size = size, .priv = &d };
+      uint8_t sb[SB];
+      struct md_super s, t;
+      const char *why = NULL;
+
+      ck_assert_ptr_nonnull (d.bytes);
+      ck_assert_uint_eq (md_super_location (minor, size), at);
+      hand_built_at (sb, minor, size);
+      memcpy (d.bytes + at, sb, SB);
+      ck_assert_msg (md_super_read (&m, MD_MINOR_ANY, &s, &why) == 1,
+                     "v1.%d on %" PRIu64 " bytes: %s", minor, size, why);
+      ck_assert_int_eq (s.minor, minor);
+      ck_assert_uint_eq (s.super_offset, at);
+      for (int other = 0; other <= 2; other++)
+        ck_assert_int_eq (md_super_read (&m, other, &t, &why),
+                          other == minor ? 1 : 0);
+
+      /* Written back where it belongs, nothing else touched. */
+      memset (d.bytes, 0x5a, size);
+      s.events += 3;
+      ck_assert_int_eq (md_super_write (&m, &s), 0);
+      for (uint64_t i = 0; i < size; i++)
+        if ((i < at || i >= at + SB) && d.bytes[i] != 0x5a)
+          ck_abort_msg ("v1.%d: md_super_write changed byte %" PRIu64,
+                        minor, i);
+      ck_assert_uint_eq (rd64 (d.bytes + at + O_SUPER_OFFSET), at / 512);
+      ck_assert_uint_eq (rd64 (d.bytes + at + O_EVENTS), 0x100000017ULL + 3);
+      ck_assert_uint_eq (rd32 (d.bytes + at + O_CSUM),
+                         calc_sb_1_csum (d.bytes + at));
+
+      /* The same record at another version's place is no superblock
+       * there: its super_offset names its own.
+       */
+      memset (d.bytes, 0, size);
+      memcpy (d.bytes + (minor == 2 ? 0 : 4096), sb, SB);
+      ck_assert_int_eq (md_super_read (&m, MD_MINOR_ANY, &t, &why), 0);
+      free (d.bytes);
+    }
+}
+END_TEST
+
+/* Two places holding a superblock: refused, naming both; each alone, by
+ * its version, is read.  md_super_wipe_others zeroes all but one.
+ */
+START_TEST (test_two_places)
+{
+  const uint64_t size = 2 << 20;
+  struct mem_disk d = { .bytes = calloc (1, size) };
+  struct member m = { .name = (char *) "mem", .size = size, .priv = &d };
+  uint8_t sb[SB];
+  struct md_super s;
+  const char *why = NULL;
+
+  ck_assert_ptr_nonnull (d.bytes);
+  hand_built_at (sb, 0, size);
+  memcpy (d.bytes + v10_place (size), sb, SB);
+  hand_built_at (sb, 2, size);
+  memcpy (d.bytes + 4096, sb, SB);
+  ck_assert_int_eq (md_super_read (&m, MD_MINOR_ANY, &s, &why), -1);
+  ck_assert_ptr_nonnull (why);
+  ck_assert_msg (strstr (why, "two md superblocks") && strstr (why, "v1.0")
+                 && strstr (why, "v1.2") && !strstr (why, "v1.1 ("),
+                 "said: %s", why);
+  ck_assert_int_eq (md_super_read (&m, 0, &s, &why), 1);
+  ck_assert_int_eq (s.minor, 0);
+  ck_assert_int_eq (md_super_read (&m, 2, &s, &why), 1);
+  ck_assert_int_eq (s.minor, 2);
+
+  /* A third at the start: still refused. */
+  hand_built_at (sb, 1, size);
+  memcpy (d.bytes, sb, SB);
+  ck_assert_int_eq (md_super_read (&m, MD_MINOR_ANY, &s, &why), -1);
+  ck_assert_ptr_nonnull (strstr (why, "two md superblocks"));
+
+  /* Keeping v1.1: the other two go, nothing else changes. */
+  d.bytes[4096 + SB] = 0x77;
+  ck_assert_int_eq (md_super_wipe_others (&m, 1), 2);
+  ck_assert_int_eq (md_super_read (&m, MD_MINOR_ANY, &s, &why), 1);
+  ck_assert_int_eq (s.minor, 1);
+  ck_assert_uint_eq (rd32 (d.bytes + 4096), 0);
+  ck_assert_uint_eq (rd32 (d.bytes + v10_place (size)), 0);
+  ck_assert_uint_eq (d.bytes[4096 + SB], 0x77);
+  ck_assert_int_eq (md_super_wipe_others (&m, 1), 0);
+  free (d.bytes);
+}
+END_TEST
+
+/* v1.0 keeps its internal bitmap between the data and the superblock:
+ * bitmap_offset is negative (mdadm: the area's size and the bad-block
+ * log's 8 sectors before the superblock).  A bitmap into the data, over
+ * the superblock, or after it is a bad superblock.  The data ends 64 KiB
+ * (128 sectors) before the superblock here.
+ */
+START_TEST (test_v10_bitmap_placement)
+{
+  static const int32_t refused[] = { 8, 2, 0, -7, -128 - 1, -100000, INT32_MIN };
+  static const int32_t accepted[] = { -8, -16, -128 };
+  const uint64_t size = 2 << 20;
+  uint8_t sb[SB];
+  struct md_super s;
+  const char *why;
+
+  for (size_t c = 0; c < sizeof refused / sizeof refused[0]; c++) {
+    hand_built_at (sb, 0, size);
+    le64 (sb + O_SIZE, v10_place (size) / 512 - 128);
+    le32 (sb + O_FEATURES, 0x1);
+    le32 (sb + O_BITMAP_OFFSET, (uint32_t) refused[c]);
+    seal (sb);
+    ck_refused (sb, "bitmap_offset");
+  }
+  for (size_t c = 0; c < sizeof accepted / sizeof accepted[0]; c++) {
+    hand_built_at (sb, 0, size);
+    le64 (sb + O_SIZE, v10_place (size) / 512 - 128);
+    le32 (sb + O_FEATURES, 0x1);
+    le32 (sb + O_BITMAP_OFFSET, (uint32_t) accepted[c]);
+    seal (sb);
+    ck_assert_msg (parse (sb, &s, &why) == 1, "bitmap_offset %" PRId32
+                   " refused: %s", accepted[c], why);
+    ck_assert_int_eq (s.bitmap_offset, accepted[c]);
+  }
 }
 END_TEST
 
@@ -1054,7 +1276,7 @@ static Suite *
 metadata_suite (void)
 {
   Suite *s = suite_create ("metadata");
-  TCase *tc = tcase_create ("md v1.2");
+  TCase *tc = tcase_create ("md v1.x");
 
   tcase_add_test (tc, test_checksum_matches_kernel);
   tcase_add_test (tc, test_checksum_vectors);
@@ -1075,6 +1297,9 @@ metadata_suite (void)
   tcase_add_test (tc, test_impossible_fields);
   tcase_add_test (tc, test_bitmap_placement);
   tcase_add_test (tc, test_read_write);
+  tcase_add_test (tc, test_places);
+  tcase_add_test (tc, test_two_places);
+  tcase_add_test (tc, test_v10_bitmap_placement);
   tcase_add_test (tc, test_bitmap_super_parse);
   tcase_add_test (tc, test_bitmap_super_refusals);
   tcase_add_test (tc, test_bitmap_area);

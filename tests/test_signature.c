@@ -104,6 +104,15 @@ START_TEST (test_md_versions)
   put32 (at_tail (((sectors & ~UINT64_C (127)) - 128) * 512), 0xa92b4efc);
   put32 (at_tail (((sectors & ~UINT64_C (127)) - 128) * 512 + 4), 0);
   expect ("v0.90");
+
+  /* v0.90 is in the writer's byte order: a big-endian host's. */
+  blank ();
+  {
+    uint8_t *p = at_tail (((sectors & ~UINT64_C (127)) - 128) * 512);
+
+    p[0] = 0xa9; p[1] = 0x2b; p[2] = 0x4e; p[3] = 0xfc;
+  }
+  expect ("v0.90");
 }
 END_TEST
 
@@ -118,6 +127,13 @@ START_TEST (test_firmware_raid)
 
   blank ();
   memcpy (at_tail (SIZE - 1024), "Intel Raid ISM Cfg Sig. ", 24);
+  expect ("IMSM");
+
+  /* On a disk of 4 KiB sectors, mdadm puts IMSM's anchor two of them
+   * before the end (super-intel.c: dsize - 2 * sector_size).
+   */
+  blank ();
+  memcpy (at_tail (SIZE - 8192), "Intel Raid ISM Cfg Sig. ", 24);
   expect ("IMSM");
 }
 END_TEST

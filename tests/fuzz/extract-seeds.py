@@ -4,8 +4,10 @@
 
     tests/fuzz/extract-seeds.py [--out DIR] [--prefix P] IMAGE...
 
-For every member image that holds an md v1.2 superblock (magic 0xa92b4efc
-4 KiB from the start), the 4 KiB superblock block becomes a seed of
+For every member image that holds an md version-1 superblock (magic
+0xa92b4efc, major version 1 and a super_offset naming the place: 4 KiB
+from the start for v1.2, the start for v1.1, the member's sectors less
+16 rounded down to 8 for v1.0), the 4 KiB superblock block becomes a seed of
 fuzz_md_super (DIR/md_super/P-IMAGE), and, when its feature map has the
 bitmap bit, the 256-byte bitmap superblock it points to (bitmap_offset:
 signed, in sectors from the superblock) a seed of fuzz_md_bitmap_super
@@ -19,8 +21,10 @@ md's resync and bitmap, md's failed and stale members):
 
     RAID_TEST_KEEP=1 make check TESTS=vm/test-vm-mdadm-to-plugin.sh
     RAID_TEST_KEEP=1 make check TESTS=vm/test-vm-bitmap.sh
+    RAID_TEST_KEEP=1 make check TESTS=vm/test-vm-md-versions.sh
     tests/fuzz/extract-seeds.py --prefix mdadm  /tmp/raid-test.X/r?[a-d]-d?
     tests/fuzz/extract-seeds.py --prefix bitmap /tmp/raid-test.Y/[abc]?-d?
+    tests/fuzz/extract-seeds.py --prefix versions /tmp/raid-test.Z/m1?r?-d?
 
 This script reads the fields with its own offsets (md_p.h), not the
 plugin's parser, so a parser bug cannot hide a seed.
@@ -34,9 +38,17 @@ import sys
 
 MD_MAGIC = 0xa92b4efc
 BITMAP_MAGIC = 0x6d746962
-SB_OFFSET = 4096
 SB_BYTES = 4096
 BITMAP_SB_BYTES = 256
+
+
+def places(size):
+    """md's place for each version on a member of size bytes."""
+    sectors = size // 512
+    yield 4096                              # v1.2
+    yield 0                                 # v1.1
+    if sectors >= 32:
+        yield ((sectors - 16) & ~7) * 512   # v1.0
 
 
 def seed_bytes(b):
@@ -75,10 +87,17 @@ def main():
     for image in args.images:
         name = "%s-%s" % (args.prefix, os.path.basename(image))
         with open(image, "rb") as f:
-            f.seek(SB_OFFSET)
-            sb = f.read(SB_BYTES)
-            if len(sb) < SB_BYTES or struct.unpack_from("<I", sb, 0)[0] != MD_MAGIC:
-                print("%s: no md v1.2 superblock, skipped" % image)
+            at = sb = None
+            for where in places(os.path.getsize(image)):
+                f.seek(where)
+                block = f.read(SB_BYTES)
+                if len(block) == SB_BYTES and \
+                        struct.unpack_from("<II", block, 0) == (MD_MAGIC, 1) and \
+                        struct.unpack_from("<Q", block, 144)[0] == where // 512:
+                    at, sb = where, block
+                    break
+            if sb is None:
+                print("%s: no md v1.x superblock, skipped" % image)
                 continue
             found += 1
             print(image)
@@ -86,7 +105,7 @@ def main():
             feature_map, = struct.unpack_from("<I", sb, 8)
             bitmap_offset, = struct.unpack_from("<i", sb, 96)
             if feature_map & 1:
-                f.seek(SB_OFFSET + 512 * bitmap_offset)
+                f.seek(at + 512 * bitmap_offset)
                 bs = f.read(BITMAP_SB_BYTES)
                 if len(bs) == BITMAP_SB_BYTES and \
                         struct.unpack_from("<I", bs, 0)[0] == BITMAP_MAGIC:

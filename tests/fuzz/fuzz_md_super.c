@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer target: md_super_parse (plugin/md_super.c), the parser of the
- * md v1.2 superblock every member's first 8 KiB is read for, from disks
- * anyone may have written.
+ * md version-1 superblock (v1.0 at a member's end, v1.1 at its start,
+ * v1.2 at 4 KiB) read from every member, from disks anyone may have
+ * written.
  *
  * The input is one superblock block: cut or zero-padded to MD_SB_BYTES
  * and copied into a heap buffer of exactly that size, so that a read past
@@ -13,13 +14,17 @@
  *     the plugin writes must assemble again, and mdadm reads the fields
  *     we keep from sb->raw unchanged);
  *   - formatting is idempotent: writing the re-read superblock gives the
- *     same bytes.
+ *     same bytes;
+ *   - md_super_read, looking in every place on a member whose size puts
+ *     the place of the record's version where its super_offset says (a
+ *     sparse member: that block, zeroes elsewhere), finds it there and
+ *     parses the same fields.
  * A mutated superblock almost never has a right checksum, and then the
  * parser stops at the checksum.  So each input is parsed twice: as it is,
  * and with sb_csum recomputed (by this file's own reading of md_p.h, not
  * the plugin's), which lets the fuzzer reach every check after it.
  * Seeds: tests/fuzz/corpus/md_super/ (superblocks mdadm wrote in the
- * guest tests; see tests/fuzz/extract-seeds.py).
+ * guest tests, of the three versions; see tests/fuzz/extract-seeds.py).
  */
 
 #include <config.h>
@@ -32,13 +37,26 @@
 
 #include "md_super.h"
 
-/* md_super.c's md_super_read / md_super_write do I/O through
- * member_io_run; the parser never does, and is all this links.
+/* md_super.c's md_super_read does its I/O through member_io_run: a
+ * sparse member that holds one block at fake_at and zeroes elsewhere.
+ * Nothing here writes.
  */
+static const uint8_t *fake_block;
+static uint64_t fake_at;
+
 int
 member_io_run (struct member_io *ios, size_t n)
 {
-  abort ();
+  for (size_t i = 0; i < n; i++) {
+    if (ios[i].op != MEMBER_READ)
+      abort ();
+    if (ios[i].offset == fake_at && ios[i].len == MD_SB_BYTES)
+      memcpy (ios[i].buf, fake_block, MD_SB_BYTES);
+    else
+      memset (ios[i].buf, 0, ios[i].len);
+    ios[i].err = 0;
+  }
+  return 0;
 }
 
 /* The interpreted fields (everything but the raw copy) must agree. */
@@ -49,6 +67,39 @@ check_same (const struct md_super *a, const struct md_super *b)
     fprintf (stderr, "fuzz_md_super: fields differ after format + parse\n");
     abort ();
   }
+}
+
+/* The record sb came from, found by md_super_read on a member sized so
+ * that sb's version puts it at sb->super_offset.
+ */
+static void
+check_found (const uint8_t *buf, const struct md_super *sb)
+{
+  struct member m = { .name = (char *) "fuzz" };
+  struct md_super *got = malloc (sizeof *got);
+  const char *why = NULL;
+
+  if (!got)
+    abort ();
+  /* v1.0: sectors - 16 rounded down to 8 is super_offset for a member
+   * 8 KiB longer; v1.1 and v1.2 are at fixed places.
+   */
+  m.size = sb->minor == 0 ? sb->super_offset + 8192 : 64 * 1024;
+  fake_block = buf;
+  fake_at = sb->super_offset;
+  if (md_super_location (sb->minor, m.size) != sb->super_offset) {
+    fprintf (stderr, "fuzz_md_super: v1.%d's place on %llu bytes is not "
+             "super_offset %llu\n", sb->minor, (unsigned long long) m.size,
+             (unsigned long long) sb->super_offset);
+    abort ();
+  }
+  if (md_super_read (&m, MD_MINOR_ANY, got, &why) != 1) {
+    fprintf (stderr, "fuzz_md_super: md_super_read did not find it: %s\n",
+             why ? why : "(none)");
+    abort ();
+  }
+  check_same (sb, got);
+  free (got);
 }
 
 static uint32_t
@@ -127,6 +178,7 @@ one (const uint8_t *buf)
       abort ();
     }
     check_same (sb, sb2);
+    check_found (buf, sb);
     md_super_format (sb2, out2);
     if (memcmp (out, out2, MD_SB_BYTES) != 0) {
       fprintf (stderr, "fuzz_md_super: formatting is not idempotent\n");

@@ -1,10 +1,12 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
-# Guest side of test-vm-mdadm-to-plugin.sh.  For each line of /arrays.txt
-#   NAME LEVEL N CHUNK_KIB LAYOUT FAIL_ROLE ORDER
+# Guest side of test-vm-mdadm-to-plugin.sh (and test-vm-md-versions.sh).
+# For each line of /arrays.txt
+#   NAME LEVEL N CHUNK_KIB LAYOUT FAIL_ROLE ORDER [METADATA [BITMAP]]
 # (disks with virtio serials NAME-d0 .. NAME-d<N-1>; ORDER: the disk
 # indices, comma-separated, in the order given to mdadm --create, so that
-# roles differ from disk numbers; FAIL_ROLE: "-" or the role to fail):
+# roles differ from disk numbers; FAIL_ROLE: "-" or the role to fail;
+# METADATA: mdadm's --metadata, 1.2 if not given; BITMAP: its --bitmap):
 # create the array, let it sync, write the pattern over all of it plus
 # some unaligned overwrites, fail and remove a member and keep writing
 # when asked, stop it and save mdadm --examine of every disk.
@@ -12,14 +14,15 @@
 # patgen -l), NAME-size.txt, NAME-detail.txt, NAME-examine-dI.txt.
 . /guest-lib.sh
 mdadm --version 2>&1 | sed 's/^/RAIDVM: /'
-while read -r name level n chunk layout failrole order; do
+while read -r name level n chunk layout failrole order meta bitmap; do
 	[ -n "$name" ] || continue
-	step "$name: RAID-$level, $n members, chunk ${chunk}K, $layout, fail $failrole, order $order"
+	step "$name: RAID-$level, $n members, chunk ${chunk}K, $layout, fail $failrole, order $order, metadata ${meta:-1.2}${bitmap:+, bitmap $bitmap}"
 	devs=""
 	for i in $(echo "$order" | tr , ' '); do
 		devs="$devs $(dev "$name-d$i")"
 	done
-	run mdadm --create /dev/md0 --run --metadata=1.2 --level="$level" \
+	run mdadm --create /dev/md0 --run --metadata="${meta:-1.2}" \
+		${bitmap:+--bitmap="$bitmap"} --level="$level" \
 		--raid-devices="$n" --chunk="$chunk" --layout="$layout" $devs ||
 		continue
 	echo 4096 > /sys/block/md0/md/stripe_cache_size
