@@ -9,11 +9,13 @@
  * entry point takes the struct md_array, NULL in raw mode.
  *
  * Assembling (md_array_assemble, from array_open).  Every member's
- * superblock is read, from whichever of the three places holds one
- * (only the place metadata-version= names, if given); none at all is an
- * error (raw mode is only ever metadata=none), some but not all is an
- * error, and so is a member holding two (md_super_read).  All must carry
- * one set UUID and one version.  The member
+ * superblock is read from v1.2's place, or the one metadata-version=
+ * names (read_minor: never from a place the array's clients may have
+ * written); none at all is an error (raw mode is only ever
+ * metadata=none), which names the format a member carries instead (an md
+ * v1.0 or v1.1 superblock: the version to give), some but not all is an
+ * error.  create=true looks in every place, and refuses a member holding
+ * two (md_super_read).  All must carry one set UUID.  The member
  * with the highest event count is the reference: its dev_roles[] maps each
  * member's dev_number to its role, and a member whose own event count is
  * older, or whose role is spare or faulty, is not used (mdadm treats it the
@@ -305,6 +307,23 @@ uuid_text (const uint8_t *u, char *s)
              i == 3 || i == 7 || i == 11 ? ":" : "");
 }
 
+/* Which places to read a superblock from.  Assembly reads only v1.2's
+ * unless metadata-version= names another: each version's data area
+ * covers another version's place (a v1.2 array's data runs to its
+ * members' ends, where v1.0's lies; v1.0's from byte 0 over v1.1's and
+ * v1.2's), so what a client wrote through the array there could pass for
+ * a superblock, and the client's data must never decide how the array
+ * is assembled.  create=true looks in every place, to refuse a disk that
+ * carries an array of any version.
+ */
+static int
+read_minor (const struct array_config *cfg)
+{
+  if (cfg->set_metadata_version)
+    return cfg->metadata_minor;
+  return cfg->create ? MD_MINOR_ANY : 2;
+}
+
 static int
 read_all (struct members *ms, const struct array_config *cfg,
           struct md_super *sbs, int *found)
@@ -318,8 +337,7 @@ read_all (struct members *ms, const struct array_config *cfg,
       sbs[i].role = -2;
       continue;
     }
-    r = md_super_read (members_at (ms, i), cfg->set_metadata_version
-                       ? cfg->metadata_minor : MD_MINOR_ANY, &sbs[i], &why);
+    r = md_super_read (members_at (ms, i), read_minor (cfg), &sbs[i], &why);
     if (r == -2) {
       /* An I/O error fails the member; the array may start degraded. */
       members_io_error (members_at (ms, i), MEMBER_READ, errno ? errno : EIO);
@@ -797,9 +815,11 @@ name_other_formats (struct members *ms, const struct array_config *cfg,
                     "%s", cfg->disks[i], version_place (cfg), what,
                     !strstr (what, "md v1.") ? "which this plugin does not "
                     "assemble" : cfg->set_metadata_version ? "not the "
-                    "version metadata-version= names" : "whose super_offset "
-                    "does not name the place it is in (md would not use "
-                    "it either)");
+                    "version metadata-version= names" : "and arrays of md "
+                    "v1.0 and v1.1 are assembled only when metadata-version= "
+                    "names their version (without it only v1.2's place is "
+                    "read, so that nothing a client wrote into another "
+                    "version's place is taken for a superblock)");
       n++;
     }
   }
@@ -915,8 +935,12 @@ md_array_assemble (struct members *ms, struct array_config *cfg,
 
       signature_probe (members_at (ms, i), &what);
       nbdkit_error ("member %s has no md v1.x superblock%s but other "
-                    "members do%s%s", cfg->disks[i], version_place (cfg),
-                    what ? "; it carries " : "", what ? what : "");
+                    "members do%s%s%s", cfg->disks[i], version_place (cfg),
+                    what ? "; it carries " : "", what ? what : "",
+                    what && strstr (what, "md v1.") &&
+                    !cfg->set_metadata_version ? ": an array of md v1.0 or "
+                    "v1.1 is assembled only when metadata-version= names "
+                    "its version" : "");
       goto out;
     }
     if (sbs[i].role >= -1 && (ref == NULL || sbs[i].events > ref->events))

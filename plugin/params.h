@@ -50,8 +50,8 @@ void params_free (struct raid_params *p);
   "metadata=md|none        md superblocks (default), or none: raw mode,\n" \
   "                        the geometry is what the parameters say.\n" \
   "metadata-version=1.0|1.1|1.2  md superblock version: what create=true\n" \
-  "                        writes (default 1.2); otherwise the only one\n" \
-  "                        looked for (default: any).\n" \
+  "                        writes, or the one assembled (default 1.2;\n" \
+  "                        v1.0 and v1.1 arrays need it at every start).\n" \
   "create=true             Write fresh md superblocks (force=true: overwrite).\n" \
   "bitmap=internal|none    With create=true: md write-intent bitmap (default\n" \
   "                        internal).\n" \

@@ -31,7 +31,7 @@ for v in 1.0 1.1; do
     doff=$(sb get "${members[0]}" data_offset)
     ctl_sock=$tmpdir/$name.ctl
     sock=$tmpdir/$name.sock
-    start_nbdkit "$sock" "${members[@]}" control="$ctl_sock"
+    start_nbdkit "$sock" metadata-version=$v "${members[@]}" control="$ctl_sock"
     uri="nbd+unix:///?socket=$sock"
 
     ctl fail 1 > /dev/null
@@ -96,7 +96,8 @@ print(mdsb.place('$v', os.path.getsize('$m')))")"
         fail "v$v: raidcheck after re-add and replace"
     cmp "$tmpdir/$name.image" "$shadow" || fail "v$v: raidcheck's image is not the data"
     rm -f "$tmpdir/$name.image"
-    client "$shadow" verify -- "${final[3]}" "${final[2]}" "${final[0]}" "${final[1]}" ||
+    client "$shadow" verify -- metadata-version=$v "${final[3]}" "${final[2]}" \
+        "${final[0]}" "${final[1]}" ||
         fail "v$v: reassembled shuffled, the data differs"
     echo "ok: v$v: re-add and replace, superblocks in place, parity and data right (${SECONDS}s)"
 done

@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # md v1.0 and v1.1 superblocks, from the host (tests/vm/ does it with
 # Linux's md): create=true metadata-version=1.0|1.1 writes an array, with
-# its write-intent bitmap, that later starts from its superblocks alone
-# (no version, no geometry, members in any order), holds the data byte
-# for byte, and is laid out as md lays those versions out, on members of
+# its write-intent bitmap, that later starts from its superblocks and its
+# version alone (no geometry, members in any order; without the version it
+# is refused, naming it, as only v1.2's place is read by default), holds
+# the data byte for byte, and is laid out as md lays those versions out, on members of
 # different sizes whose size is no multiple of 4 KiB.  The judges share
 # no code with the plugin: tests/mdsb.py finds each superblock at md's
 # place for its version (v1.0: member sectors - 16, rounded down to 8;
@@ -69,7 +70,15 @@ EOF
         for (( i = n - 1; i >= 0; i-- )); do
             shuffled+=("${members[(i + 2) % n]}")
         done
-        client "$tmpdir/$name.shadow" verify -- "${shuffled[@]}" ||
+        # Not told the version, only v1.2's place is read: refused, naming
+        # the version to give.
+        if raid_nbdkit "${shuffled[@]}" --run true 2> "$tmpdir/log" ||
+                ! grep -q "md v$v superblock.*metadata-version=" "$tmpdir/log"; then
+            cat "$tmpdir/log"
+            fail "v$v RAID-$level: started without metadata-version=$v"
+        fi
+        client "$tmpdir/$name.shadow" verify -- metadata-version=$v \
+            "${shuffled[@]}" ||
             fail "v$v RAID-$level: reassembled shuffled, the data differs"
         if grep -q "not shut down cleanly" "$tmpdir/log"; then
             fail "v$v RAID-$level: not clean after create, resync, flush and exit"

@@ -8,7 +8,8 @@
 # end, and the bitmaps before them lie at different offsets), waits for
 # the sync and writes a pattern (tests/vm/patgen.c) over the whole array
 # and some unaligned overwrites.  Here the plugin assembles each from its
-# superblocks alone (no version, no geometry, members shuffled); every
+# superblocks and its version (metadata-version=, as mdadm's --metadata;
+# no geometry, members shuffled); every
 # sector md wrote must read back, and tests/mdsb.py must find each
 # superblock at md's place for its version.  Then the plugin writes an
 # unaligned pattern of its own into each (marking its bitmap as md does).
@@ -131,7 +132,8 @@ print(mdsb.place('$meta', os.path.getsize('$tmpdir/$name-d$i')))")
     done
     mapfile -t shuffled < <(for (( i = 0; i < n; i++ )); do echo "disk=$tmpdir/$name-d$i"; done | shuf)
     rm -f "$tmpdir/plugin.img"
-    if read_array "$tmpdir/plugin.img" "$sectors" "${shuffled[@]}" &&
+    if read_array "$tmpdir/plugin.img" "$sectors" metadata-version=$meta \
+            "${shuffled[@]}" &&
         "$PATGEN" -l "$writes" "$sectors" "$tmpdir/plugin.img"; then
         echo "  plugin, from md's v$meta superblocks: every sector ok"
     else
@@ -140,7 +142,7 @@ print(mdsb.place('$meta', os.path.getsize('$tmpdir/$name-d$i')))")
     fi
     rm -f "$tmpdir/plugin.img"
     # The plugin writes into it: md must find that, clean and consistent.
-    if write_pattern "$writes" 9 0.5 "${shuffled[@]}"; then
+    if write_pattern "$writes" 9 0.5 metadata-version=$meta "${shuffled[@]}"; then
         echo "$name $n $level $layout $chunk $sectors" >> "$tmpdir/arrays.txt"
     else
         bad "$name: writing through the plugin to mdadm's v$meta array"
@@ -169,7 +171,8 @@ while read -r name n level layout chunk meta; do
     if ! write_pattern "$writes" 1 0 create=true metadata-version=$meta \
             level="$level" layout="$layout" chunk="${chunk}K" "${members[@]}" ||
         ! CTL=$tmpdir/$name.ctl RAIDCTL=$top_srcdir/tools/nbdkit-raid-ctl \
-            write_pattern "$writes" 2 0.3 "${members[@]}" control="$tmpdir/$name.ctl"; then
+            write_pattern "$writes" 2 0.3 metadata-version=$meta "${members[@]}" \
+                control="$tmpdir/$name.ctl"; then
         bad "$name: creating and writing through the plugin"
         continue
     fi
