@@ -30,7 +30,7 @@ struct array {
   struct geometry g;
   struct members ms;            /* the member table; see members.c */
   struct stripe_cache *cache;
-  bool direct;
+  enum member_direct direct;
   bool readonly;                /* nothing is written to any member */
   _Atomic bool can_punch, can_zero_range;  /* cleared on the first
                                               EOPNOTSUPP */

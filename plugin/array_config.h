@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "geometry.h"
+#include "member.h"
 
 /* md: md version-1 superblocks, required (the default); none: raw
  * mode, the parameters are the whole truth.  Never guessed from the
@@ -36,7 +37,7 @@ struct array_config {
   uint64_t data_offset;
   uint64_t cache_bytes;
   uint64_t rebuild_rate;        /* bytes/s, 0 = unlimited */
-  bool direct;
+  enum member_direct direct;    /* direct=: AUTO unless given */
   bool readonly;                /* nbdkit -r or readonly=true: write nothing */
   int ndisks;
   const char *disks[GEOMETRY_MAX_MEMBERS];

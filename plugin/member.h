@@ -322,7 +322,13 @@ member_io_cursor (const struct member_io *io)
 }
 
 /* The file backend, for members.c. */
-struct member *member_file_open (const char *path, bool direct);
+/* Whether a file member is opened with O_DIRECT: block devices only (the
+ * default: as md uses its disks, and where io_uring runs the requests
+ * without a worker thread), every member, or none.
+ */
+enum member_direct { MEMBER_DIRECT_AUTO, MEMBER_DIRECT_ON, MEMBER_DIRECT_OFF };
+
+struct member *member_file_open (const char *path, enum member_direct direct);
 const char *member_file_uring_features (void);
 
 /* The NBD backend (libnbd), for members.c and the plugin's parameters. */

@@ -392,8 +392,73 @@ size_of (int fd, const struct stat *st, uint64_t *size)
   return -1;
 }
 
+/* O_DIRECT for a block device, as md uses its disks: the page cache
+ * would hold a second copy of what the stripe cache decides to keep, and
+ * io_uring runs direct requests on the device without a worker thread
+ * (buffered ones it hands to io-wq, see the top).  Set with F_SETFL once
+ * the member is known to be a block device, so that opening and asking
+ * are one file, not a path looked up twice.  With direct=true a member
+ * that cannot have it is an error; by default a block device that cannot
+ * keeps the page cache, which is always correct.
+ */
+static int
+set_direct (struct member *m, int fd, const struct stat *st,
+            enum member_direct direct)
+{
+  int flags;
+
+  if (direct == MEMBER_DIRECT_OFF ||
+      (direct == MEMBER_DIRECT_AUTO && !S_ISBLK (st->st_mode)))
+    return 0;
+  if ((flags = fcntl (fd, F_GETFL)) == -1 ||
+      fcntl (fd, F_SETFL, flags | O_DIRECT) == -1) {
+    if (direct == MEMBER_DIRECT_ON) {
+      nbdkit_error ("member %s: O_DIRECT (direct=true): %m", m->name);
+      return -1;
+    }
+    nbdkit_debug ("member %s: block device without O_DIRECT (%m): "
+                  "through the page cache", m->name);
+    return 0;
+  }
+  m->direct = true;
+  return 0;
+}
+
+/* The alignment of a member's requests: a block device's logical block
+ * size (BLKSSZGET: 512, or 4096 on 4Kn disks), which is O_DIRECT's rule
+ * and what the device can write without a read-modify-write of its own;
+ * a file with O_DIRECT, 4 KiB (its filesystem's block is not asked);
+ * otherwise anything (member_opened: 1).  The physical block size, when
+ * larger, is only said in the debug log: md aligns its data to it, and
+ * an array whose chunks or data offset are not multiples of it still
+ * works, at the cost of the device's own read-modify-writes.
+ */
+static int
+set_align (struct member *m, int fd, const struct stat *st)
+{
+  int logical = 0;
+  unsigned int physical = 0;
+
+  if (!S_ISBLK (st->st_mode)) {
+    m->align = m->direct ? MEMBER_MAX_ALIGN : 0;
+    return 0;
+  }
+  if (ioctl (fd, BLKSSZGET, &logical) == -1 || logical <= 0 ||
+      (logical & (logical - 1))) {
+    nbdkit_error ("member %s: its logical block size: %m", m->name);
+    return -1;
+  }
+  if (ioctl (fd, BLKPBSZGET, &physical) == -1)
+    physical = logical;
+  m->align = m->direct ? (uint32_t) logical : 0;
+  nbdkit_debug ("member %s: block device, %d-byte logical and %u-byte "
+                "physical blocks%s", m->name, logical, physical,
+                m->direct ? ", O_DIRECT" : "");
+  return 0;
+}
+
 struct member *
-member_file_open (const char *path, bool direct)
+member_file_open (const char *path, enum member_direct direct)
 {
   struct member *m = calloc (1, sizeof *m);
   struct file_member *f = calloc (1, sizeof *f);
@@ -404,8 +469,7 @@ member_file_open (const char *path, bool direct)
     goto err;
   }
   /* Read-only mode: the kernel, not only the plugin, keeps writes off. */
-  f->fd = open (path, (member_read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC |
-                (direct ? O_DIRECT : 0));
+  f->fd = open (path, (member_read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC);
   if (f->fd == -1) {
     nbdkit_error ("member %s: open: %m", path);
     goto err;
@@ -414,6 +478,9 @@ member_file_open (const char *path, bool direct)
     nbdkit_error ("member %s: stat: %m", path);
     goto err_fd;
   }
+  if (set_direct (m, f->fd, &st, direct) == -1 ||
+      set_align (m, f->fd, &st) == -1)
+    goto err_fd;
   if (size_of (f->fd, &st, &m->size) == -1) {
     if (errno == EINVAL)
       nbdkit_error ("member %s: not a regular file or block device", path);
@@ -424,7 +491,6 @@ member_file_open (const char *path, bool direct)
   f->dev = S_ISBLK (st.st_mode) ? st.st_rdev : st.st_dev;
   f->ino = S_ISBLK (st.st_mode) ? 0 : st.st_ino;
   m->ops = &file_ops;
-  m->direct = direct;
   m->can_fua = true;            /* RWF_DSYNC: Linux 4.7 */
   m->priv = f;
   return m;

@@ -126,7 +126,7 @@ open_name (const char *name)
 }
 
 struct member *
-members_open_member (const char *name, bool direct)
+members_open_member (const char *name, enum member_direct direct)
 {
   struct member *m;
 
@@ -147,7 +147,7 @@ members_open_member (const char *name, bool direct)
 
 int
 members_open (struct members *ms, const char *const *names, int n,
-              bool direct)
+              enum member_direct direct)
 {
   for (int i = 0; i < n; i++) {
     struct member *m = members_open_member (names[i], direct);

@@ -54,13 +54,14 @@ void members_destroy (struct members *ms);
  * place where names become members, and where a member learns the name
  * that opens it again (member.open_name).
  */
-struct member *members_open_member (const char *name, bool direct);
+struct member *members_open_member (const char *name,
+                                    enum member_direct direct);
 /* Open names[0..n) as roles 0..n-1, refusing two that are one disk.
  * Returns 0, or -1 after nbdkit_error (what was opened stays in the table
  * for members_destroy).
  */
 int members_open (struct members *ms, const char *const *names, int n,
-                  bool direct);
+                  enum member_direct direct);
 
 /* Assembly (md_array.c): roles[0..n) become the table, in that order;
  * every member the table held must now be in roles[] or retired.

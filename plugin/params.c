@@ -184,7 +184,7 @@ params_set (struct raid_params *p, const char *key, const char *value)
 
     if (r == -1)
       return -1;
-    p->array.direct = r;
+    p->array.direct = r ? MEMBER_DIRECT_ON : MEMBER_DIRECT_OFF;
   }
   else if (strcmp (key, "parity") == 0)
     p->parity_impl = value;

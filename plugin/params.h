@@ -36,7 +36,8 @@ void params_free (struct raid_params *p);
   "layout=NAME             md layout (default left-symmetric).\n" \
   "data-offset=SIZE        Where array data starts on each member (default 0).\n" \
   "cache=SIZE              Stripe cache budget (default 64M).\n" \
-  "direct=BOOL             Open members with O_DIRECT (default false).\n" \
+  "direct=BOOL             Open members with O_DIRECT (default: block\n" \
+  "                        devices only).\n" \
   "readonly=true           Write nothing to any member (as nbdkit -r, which\n" \
   "                        the plugin also detects): no resync, no rebuild.\n" \
   "parity=NAME             Force a parity implementation.\n" \

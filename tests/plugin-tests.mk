@@ -417,6 +417,11 @@ EXTRA_DIST += bench-smoke.sh test-bench-smoke-e2e.sh \
 	test-bench-smoke-e2e-degraded.sh test-bench-smoke-e2e-remote.sh \
 	test-bench-smoke-e2e-bitmap.sh test-bench-smoke-e2e-heal.sh
 
+# Block devices (loop devices) are opened with O_DIRECT by default, with
+# their logical block size as alignment.
+TESTS += test-raid-blockdev.sh
+EXTRA_DIST += test-raid-blockdev.sh
+
 # A rebuild punches the rows every other member holds as holes.
 TESTS += test-raid-rebuild-sparse.py
 EXTRA_DIST += test-raid-rebuild-sparse.py

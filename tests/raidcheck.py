@@ -190,6 +190,13 @@ def first_diff(a, b):
     return -1
 
 
+def size_of(path):
+    """Bytes of a member: a file's size, or a block device's (whose
+    st_size is 0), by seeking to its end."""
+    with open(path, "rb") as f:
+        return f.seek(0, os.SEEK_END)
+
+
 # The row checker: every test that judges parity on member files (this
 # program, faults.Array.bad_rows, faults.check_members) comes here.
 
@@ -198,7 +205,7 @@ def read_members(paths, data_offset, chunk, size=None):
     the last whole chunk of the smallest one (or of size bytes: md's
     per-member size, when metadata follows the data, as md v1.0's does),
     as memoryviews."""
-    smallest = min(os.path.getsize(m) for m in paths)
+    smallest = min(size_of(m) for m in paths)
     if smallest < data_offset:
         raise OSError("data offset beyond the smallest member")
     if size is not None:

@@ -43,7 +43,7 @@
 #define ROWS 16
 #define MEMBER_BYTES (DATA_OFFSET + ROWS * CHUNK)
 
-struct member *member_file_open (const char *p, bool d) { abort (); }
+struct member *member_file_open (const char *p, enum member_direct d) { abort (); }
 bool member_is_uri (const char *name) { return false; }
 struct member *member_nbd_open (const char *uri) { abort (); }
 

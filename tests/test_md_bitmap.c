@@ -47,7 +47,7 @@
 #define NBITS (SIZE / BIT)
 
 /* What members.c and md_bitmap.c call that no test here needs. */
-struct member *member_file_open (const char *p, bool d) { abort (); }
+struct member *member_file_open (const char *p, enum member_direct d) { abort (); }
 bool member_is_uri (const char *name) { return false; }
 struct member *member_nbd_open (const char *uri) { abort (); }
 void nbdkit_error (const char *fs, ...) { }

@@ -149,7 +149,7 @@ nbdkit_debug (const char *fs, ...)
 }
 
 struct member *
-member_file_open (const char *path, bool direct)
+member_file_open (const char *path, enum member_direct direct)
 {
   return NULL;
 }

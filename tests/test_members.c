@@ -29,7 +29,7 @@
 #include "member_mem.h"
 #include "members.h"
 
-struct member *member_file_open (const char *p, bool d) { abort (); }
+struct member *member_file_open (const char *p, enum member_direct d) { abort (); }
 bool member_is_uri (const char *name) { return false; }
 struct member *member_nbd_open (const char *uri) { abort (); }
 void nbdkit_error (const char *fs, ...) { }

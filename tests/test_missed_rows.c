@@ -30,7 +30,7 @@
 #include "members.h"
 #include "missed_rows.h"
 
-struct member *member_file_open (const char *p, bool d) { abort (); }
+struct member *member_file_open (const char *p, enum member_direct d) { abort (); }
 bool member_is_uri (const char *name) { return false; }
 struct member *member_nbd_open (const char *uri) { abort (); }
 void nbdkit_error (const char *fs, ...) { }

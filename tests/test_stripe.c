@@ -81,7 +81,7 @@
 #define DATA_OFFSET 8192
 
 /* What members.c refers to; none of it is used here. */
-struct member *member_file_open (const char *p, bool d) { abort (); }
+struct member *member_file_open (const char *p, enum member_direct d) { abort (); }
 bool member_is_uri (const char *name) { return false; }
 struct member *member_nbd_open (const char *uri) { abort (); }
 
