@@ -412,8 +412,9 @@ endif
 # one that stopped working fails here (tests/bench-smoke.sh).
 TESTS += test-bench-smoke-e2e.sh test-bench-smoke-e2e-degraded.sh \
 	test-bench-smoke-e2e-remote.sh test-bench-smoke-e2e-bitmap.sh \
-	test-bench-smoke-e2e-heal.sh
+	test-bench-smoke-e2e-heal.sh test-bench-smoke-e2e-blockdev.sh
 EXTRA_DIST += bench-smoke.sh test-bench-smoke-e2e.sh \
+	test-bench-smoke-e2e-blockdev.sh \
 	test-bench-smoke-e2e-degraded.sh test-bench-smoke-e2e-remote.sh \
 	test-bench-smoke-e2e-bitmap.sh test-bench-smoke-e2e-heal.sh
 
