@@ -6,7 +6,7 @@
 if HAVE_CHECK
 check_PROGRAMS += test_geometry
 TESTS += test_geometry
-test_geometry_SOURCES = test_geometry.c ../plugin/geometry.c
+test_geometry_SOURCES = test_geometry.c check_run.h ../plugin/geometry.c
 test_geometry_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
 
@@ -18,7 +18,7 @@ if HAVE_CHECK
 if ENABLE_PLUGIN
 check_PROGRAMS += test_member_nbd
 TESTS += test_member_nbd
-test_member_nbd_SOURCES = test_member_nbd.c ../plugin/member_nbd.c \
+test_member_nbd_SOURCES = test_member_nbd.c check_run.h ../plugin/member_nbd.c \
 	../plugin/member.c ../plugin/members.c
 test_member_nbd_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS) $(LIBNBD_CFLAGS)
 test_member_nbd_LDFLAGS = -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
@@ -167,7 +167,7 @@ EXTRA_DIST += test-raid-fail-random-regress.py
 if HAVE_CHECK
 check_PROGRAMS += test_metadata
 TESTS += test_metadata
-test_metadata_SOURCES = test_metadata.c ../plugin/md_super.c \
+test_metadata_SOURCES = test_metadata.c check_run.h ../plugin/md_super.c \
 	../plugin/md_bitmap_super.c
 test_metadata_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
@@ -177,7 +177,7 @@ endif
 if HAVE_CHECK
 check_PROGRAMS += test_signature
 TESTS += test_signature
-test_signature_SOURCES = test_signature.c ../plugin/signature.c
+test_signature_SOURCES = test_signature.c check_run.h ../plugin/signature.c
 test_signature_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
 
@@ -349,7 +349,7 @@ EXTRA_DIST += test-raid-ctl-replace-fds.py
 if HAVE_CHECK
 check_PROGRAMS += test_stripe
 TESTS += test_stripe
-test_stripe_SOURCES = test_stripe.c member_mem.c member_mem.h \
+test_stripe_SOURCES = test_stripe.c check_run.h member_mem.c member_mem.h \
 	../plugin/stripe_cache.c ../plugin/stripe_recover.c \
 	../plugin/stripe_write.c ../plugin/stripe_scrub.c \
 	../plugin/geometry.c ../plugin/member.c \
@@ -375,7 +375,7 @@ EXTRA_DIST += test-layering.sh layering.py
 if HAVE_CHECK
 check_PROGRAMS += test_md_bitmap
 TESTS += test_md_bitmap
-test_md_bitmap_SOURCES = test_md_bitmap.c member_mem.c member_mem.h \
+test_md_bitmap_SOURCES = test_md_bitmap.c check_run.h member_mem.c member_mem.h \
 	../plugin/md_bitmap.c ../plugin/md_bitmap_super.c ../plugin/md_super.c \
 	../plugin/members.c \
 	../plugin/member.c
@@ -389,7 +389,7 @@ endif
 if HAVE_CHECK
 check_PROGRAMS += test_md_array
 TESTS += test_md_array
-test_md_array_SOURCES = test_md_array.c member_mem.c member_mem.h \
+test_md_array_SOURCES = test_md_array.c check_run.h member_mem.c member_mem.h \
 	../plugin/md_array.c ../plugin/md_bitmap.c ../plugin/md_bitmap_super.c \
 	../plugin/md_super.c ../plugin/signature.c ../plugin/members.c \
 	../plugin/member.c ../plugin/geometry.c
@@ -402,7 +402,7 @@ endif
 if HAVE_CHECK
 check_PROGRAMS += test_members
 TESTS += test_members
-test_members_SOURCES = test_members.c member_mem.c member_mem.h \
+test_members_SOURCES = test_members.c check_run.h member_mem.c member_mem.h \
 	../plugin/members.c ../plugin/member.c
 test_members_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
 test_members_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
@@ -432,7 +432,7 @@ EXTRA_DIST += test-raid-rebuild-sparse.py
 if HAVE_CHECK
 check_PROGRAMS += test_missed_rows
 TESTS += test_missed_rows
-test_missed_rows_SOURCES = test_missed_rows.c member_mem.c member_mem.h \
+test_missed_rows_SOURCES = test_missed_rows.c check_run.h member_mem.c member_mem.h \
 	../plugin/missed_rows.c ../plugin/members.c ../plugin/member.c
 test_missed_rows_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
 test_missed_rows_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)

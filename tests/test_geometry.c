@@ -48,6 +48,8 @@
 
 #include <check.h>
 
+#include "check_run.h"
+
 #include "geometry.h"
 
 #define ALL_LAYOUTS 6
@@ -768,11 +770,5 @@ geometry_suite (void)
 int
 main (void)
 {
-  SRunner *sr = srunner_create (geometry_suite ());
-  int failed;
-
-  srunner_run_all (sr, CK_NORMAL);
-  failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return check_run (geometry_suite (), false);
 }

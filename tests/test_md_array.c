@@ -28,6 +28,8 @@
 
 #include <check.h>
 
+#include "check_run.h"
+
 #include "array_config.h"
 #include "geometry.h"
 #include "md_array.h"
@@ -734,33 +736,19 @@ END_TEST
 static Suite *
 md_array_suite (void)
 {
-  const struct { const char *name; const TTest *test; } cases[] = {
+  const struct check_case cases[] = {
     { "clean", test_clean_active },
     { "identity", test_identity_read_during_write },
     { "reuse", test_dev_number_reuse },
     { "assemble", test_assemble },
     { "versions", test_versions },
   };
-  Suite *s = suite_create ("md_array");
 
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    TCase *tc = tcase_create (cases[i].name);
-
-    tcase_set_timeout (tc, 30);
-    tcase_add_test (tc, cases[i].test);
-    suite_add_tcase (s, tc);
-  }
-  return s;
+  return check_suite ("md_array", CHECK_CASES (cases), 30);
 }
 
 int
 main (void)
 {
-  SRunner *sr = srunner_create (md_array_suite ());
-  int failed;
-
-  srunner_run_all (sr, CK_NORMAL);
-  failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return check_run (md_array_suite (), false);
 }

@@ -32,6 +32,8 @@
 
 #include <check.h>
 
+#include "check_run.h"
+
 #include "md_bitmap.h"
 #include "member.h"
 #include "member_mem.h"
@@ -507,7 +509,7 @@ END_TEST
 static Suite *
 bitmap_suite (void)
 {
-  const struct { const char *name; const TTest *test; } cases[] = {
+  const struct check_case cases[] = {
     { "mark", test_mark_before_write },
     { "lazy", test_lazy_clearing },
     { "degraded", test_no_clearing_degraded },
@@ -516,26 +518,12 @@ bitmap_suite (void)
     { "dirty-rows", test_dirty_rows },
     { "v1.0", test_v10_places },
   };
-  Suite *s = suite_create ("md_bitmap");
 
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    TCase *tc = tcase_create (cases[i].name);
-
-    tcase_set_timeout (tc, 30);
-    tcase_add_test (tc, cases[i].test);
-    suite_add_tcase (s, tc);
-  }
-  return s;
+  return check_suite ("md_bitmap", CHECK_CASES (cases), 30);
 }
 
 int
 main (void)
 {
-  SRunner *sr = srunner_create (bitmap_suite ());
-  int failed;
-
-  srunner_run_all (sr, CK_NORMAL);
-  failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return check_run (bitmap_suite (), false);
 }

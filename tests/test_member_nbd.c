@@ -58,6 +58,8 @@
 
 #include <check.h>
 
+#include "check_run.h"
+
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
@@ -770,7 +772,7 @@ END_TEST
 static Suite *
 member_nbd_suite (void)
 {
-  const struct { const char *name; const TTest *test; } cases[] = {
+  const struct check_case cases[] = {
     { "ids", test_ids_reused },
     { "reuse", test_reused_id_new_connection },
     { "timeout", test_timeout_never_negative },
@@ -781,16 +783,8 @@ member_nbd_suite (void)
     { "no-flush", test_no_flush },
     { "flush-changed", test_flush_changed },
   };
-  Suite *s = suite_create ("member_nbd");
 
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    TCase *tc = tcase_create (cases[i].name);
-
-    tcase_set_timeout (tc, 60);
-    tcase_add_test (tc, cases[i].test);
-    suite_add_tcase (s, tc);
-  }
-  return s;
+  return check_suite ("member_nbd", CHECK_CASES (cases), 60);
 }
 
 static bool
@@ -806,9 +800,8 @@ have_nbdkit (void)
 int
 main (void)
 {
-  SRunner *sr;
-  int failed;
   char cmd[64 + sizeof dir];
+  int status;
 
   if (!have_nbdkit ()) {
     printf ("SKIP: this test needs nbdkit with the memory and eval plugins "
@@ -820,13 +813,9 @@ main (void)
     perror ("mkdtemp");
     return EXIT_FAILURE;
   }
-  sr = srunner_create (member_nbd_suite ());
-  srunner_set_fork_status (sr, CK_NOFORK);
-  srunner_run_all (sr, CK_NORMAL);
-  failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
+  status = check_run (member_nbd_suite (), true);
   snprintf (cmd, sizeof cmd, "rm -rf '%s'", dir);
   if (system (cmd) != 0)
     fprintf (stderr, "could not remove %s\n", dir);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return status;
 }

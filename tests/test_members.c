@@ -25,6 +25,8 @@
 
 #include <check.h>
 
+#include "check_run.h"
+
 #include "member.h"
 #include "member_mem.h"
 #include "members.h"
@@ -188,30 +190,17 @@ END_TEST
 static Suite *
 members_suite (void)
 {
-  const struct { const char *name; const TTest *test; } cases[] = {
+  const struct check_case cases[] = {
     { "policy", test_policy },
     { "serve", test_serve },
     { "reclaim", test_reclaim },
   };
-  Suite *s = suite_create ("members");
 
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    TCase *tc = tcase_create (cases[i].name);
-
-    tcase_add_test (tc, cases[i].test);
-    suite_add_tcase (s, tc);
-  }
-  return s;
+  return check_suite ("members", CHECK_CASES (cases), 0);
 }
 
 int
 main (void)
 {
-  SRunner *sr = srunner_create (members_suite ());
-  int failed;
-
-  srunner_run_all (sr, CK_NORMAL);
-  failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return check_run (members_suite (), false);
 }

@@ -67,6 +67,8 @@
 
 #include <check.h>
 
+#include "check_run.h"
+
 #include "md_super.h"
 #include "md_bitmap.h"
 
@@ -1310,11 +1312,5 @@ metadata_suite (void)
 int
 main (void)
 {
-  SRunner *sr = srunner_create (metadata_suite ());
-  int failed;
-
-  srunner_run_all (sr, CK_NORMAL);
-  failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return check_run (metadata_suite (), false);
 }

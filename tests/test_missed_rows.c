@@ -25,6 +25,8 @@
 
 #include <check.h>
 
+#include "check_run.h"
+
 #include "member.h"
 #include "member_mem.h"
 #include "members.h"
@@ -182,31 +184,18 @@ END_TEST
 static Suite *
 missed_rows_suite (void)
 {
-  const struct { const char *name; const TTest *test; } cases[] = {
+  const struct check_case cases[] = {
     { "clear", test_clear },
     { "failure", test_failure },
     { "regions", test_regions },
     { "epoch", test_epoch },
   };
-  Suite *s = suite_create ("missed_rows");
 
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    TCase *tc = tcase_create (cases[i].name);
-
-    tcase_add_test (tc, cases[i].test);
-    suite_add_tcase (s, tc);
-  }
-  return s;
+  return check_suite ("missed_rows", CHECK_CASES (cases), 0);
 }
 
 int
 main (void)
 {
-  SRunner *sr = srunner_create (missed_rows_suite ());
-  int failed;
-
-  srunner_run_all (sr, CK_NORMAL);
-  failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return check_run (missed_rows_suite (), false);
 }

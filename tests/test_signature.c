@@ -20,6 +20,8 @@
 
 #include <check.h>
 
+#include "check_run.h"
+
 #include "signature.h"
 
 #define SIZE (UINT64_C (64) << 20)     /* a 64 MiB disk */
@@ -252,11 +254,5 @@ signature_suite (void)
 int
 main (void)
 {
-  SRunner *sr = srunner_create (signature_suite ());
-  int failed;
-
-  srunner_run_all (sr, CK_NORMAL);
-  failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return check_run (signature_suite (), false);
 }

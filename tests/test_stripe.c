@@ -69,6 +69,8 @@
 
 #include <check.h>
 
+#include "check_run.h"
+
 #include "geometry.h"
 #include "member.h"
 #include "member_mem.h"
@@ -1203,7 +1205,7 @@ END_TEST
 static Suite *
 stripe_suite (void)
 {
-  const struct { const char *name; const TTest *test; } cases[] = {
+  const struct check_case cases[] = {
     { "random", test_random_writes },
     { "method", test_method },
     { "recover", test_recover },
@@ -1211,24 +1213,14 @@ stripe_suite (void)
     { "faults", test_faults },
     { "jump", test_jump },
   };
-  Suite *s = suite_create ("stripe");
 
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    TCase *tc = tcase_create (cases[i].name);
-
-    tcase_set_timeout (tc, 60);
-    tcase_add_test (tc, cases[i].test);
-    suite_add_tcase (s, tc);
-  }
-  return s;
+  return check_suite ("stripe", CHECK_CASES (cases), 60);
 }
 
 int
 main (void)
 {
   const char *env = getenv ("STRIPE_TEST_SEED");
-  SRunner *sr;
-  int failed;
 
   /* Fresh and freed memory filled with a pattern: a head's page that was
    * neither read nor reconstructed holds it, never, by the chance of a
@@ -1239,9 +1231,5 @@ main (void)
   printf ("test_stripe: seed %" PRIu64 " (replay with STRIPE_TEST_SEED=%"
           PRIu64 ")\n", seed, seed);
   gf_init ();
-  sr = srunner_create (stripe_suite ());
-  srunner_run_all (sr, CK_NORMAL);
-  failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return check_run (stripe_suite (), false);
 }
