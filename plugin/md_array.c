@@ -814,12 +814,14 @@ name_other_formats (struct members *ms, const struct array_config *cfg,
       nbdkit_error ("member %s has no md v1.x superblock%s; it carries %s, "
                     "%s", cfg->disks[i], version_place (cfg), what,
                     !strstr (what, "md v1.") ? "which this plugin does not "
-                    "assemble" : cfg->set_metadata_version ? "not the "
-                    "version metadata-version= names" : "and arrays of md "
-                    "v1.0 and v1.1 are assembled only when metadata-version= "
-                    "names their version (without it only v1.2's place is "
-                    "read, so that nothing a client wrote into another "
-                    "version's place is taken for a superblock)");
+                    "assemble" : cfg->set_metadata_version ? "not one of the "
+                    "version metadata-version= names that md would use (the "
+                    "version, or its super_offset, which must name the place "
+                    "it is in, differs)" : "and arrays of md v1.0 and v1.1 "
+                    "are assembled only when metadata-version= names their "
+                    "version (without it only v1.2's place is read, so that "
+                    "nothing a client wrote into another version's place is "
+                    "taken for a superblock)");
       n++;
     }
   }

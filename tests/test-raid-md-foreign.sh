@@ -83,8 +83,10 @@ raid_nbdkit "${raw[@]}" --run 'nbdsh -u "$uri" -c "exec(open(\"'"$tmpdir"'/check
 echo "ok: client-written superblocks stay client data under metadata=none"
 
 # (c) md v1.0 keeps its superblock 8K before the end, rounded down to 4K;
-# the magic and major version are what signature.c recognises; with a
-# super_offset of 0 it is no superblock md_super.c (or md) would use.
+# the magic and major version are what signature.c recognises: refused by
+# default, naming metadata-version= (only v1.2's place is read without
+# it); and with metadata-version=1.0, as a super_offset of 0 makes it no
+# superblock md_super.c (or md) would use.
 make_members 4 4M
 for m in "${members[@]}"; do
     python3 - "$m" <<'EOF'
@@ -96,7 +98,9 @@ with open(path, "r+b") as f:
     f.write(struct.pack("<II", 0xa92b4efc, 1))
 EOF
 done
-refused "md v1.0 superblock .*whose super_offset does not name the place" level=5 chunk=64K "${members[@]}"
+refused "md v1.0 superblock .*metadata-version= names their version" level=5 chunk=64K "${members[@]}"
+refused "md v1.0 superblock .*super_offset, which must name the place" metadata-version=1.0 \
+    level=5 chunk=64K "${members[@]}"
 
 # (d) Real tools' output on the members.
 for kind in ext4 swap mbr gpt; do

@@ -93,7 +93,7 @@ echo "ok: (b) served again with metadata-version=1.0, every byte the client wrot
 
 # metadata-version naming a version the members do not have.
 expect_refused "metadata-version=1.1 on a v1.0 array" \
-    "no md v1.x superblock \(v1.1, at the start.*it carries an md v1.2 superblock, not the version metadata-version= names" \
+    "no md v1.x superblock \(v1.1, at the start.*it carries an md v1.2 superblock, not one of the version metadata-version= names" \
     -U - "$RAID_PLUGIN" metadata-version=1.1 "${members[@]}"
 expect_refused "metadata-version=0.90" "metadata-version=0.90: must be 1.0, 1.1 or 1.2" \
     -U - "$RAID_PLUGIN" metadata-version=0.90 "${members[@]}"

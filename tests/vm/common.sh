@@ -177,3 +177,26 @@ vm_results ()
         return 1
     }
 }
+
+# read_array OUT SECTORS NBDKIT-ARGS...: the first SECTORS sectors of the
+# array the plugin serves, through nbdsh (the host side of the guest tests
+# that hand arrays from md to the plugin).
+read_array ()
+{
+    local out=$1 sectors=$2
+    shift 2
+    OUT=$out SECTORS=$sectors raid_nbdkit "$@" --run '
+        nbdsh -u "$uri" -c "
+import os
+want = int(os.environ[\"SECTORS\"]) * 512
+size = h.get_size()
+print(\"export size\", size, \"md array size\", want)
+assert size >= want, \"the plugin serves less than md\"
+with open(os.environ[\"OUT\"], \"wb\") as f:
+    off = 0
+    while off < want:
+        n = min(4 << 20, want - off)
+        f.write(h.pread(n, off))
+        off += n
+"'
+}

@@ -55,27 +55,6 @@ vm_results mk "$tmpdir/mk" || exit 1
 vm_result mk || exit 1
 echo "guest (mdadm creates): $(vm_elapsed)"
 
-# read_array OUT SECTORS NBDKIT-ARGS...: the first SECTORS sectors of the
-# array the plugin serves, through nbdsh.
-read_array ()
-{
-    local out=$1 sectors=$2
-    shift 2
-    OUT=$out SECTORS=$sectors raid_nbdkit "$@" --run '
-        nbdsh -u "$uri" -c "
-import os
-want = int(os.environ[\"SECTORS\"]) * 512
-size = h.get_size()
-assert size >= want, \"the plugin serves %d bytes, md %d\" % (size, want)
-with open(os.environ[\"OUT\"], \"wb\") as f:
-    off = 0
-    while off < want:
-        n = min(4 << 20, want - off)
-        f.write(h.pread(n, off))
-        off += n
-"'
-}
-
 # write_pattern W SEED FIRST_FRACTION NBDKIT-ARGS...: patgen's SEED over
 # sectors [s * FIRST_FRACTION, + s / 3 + 1) of the array (s: its size in
 # sectors; seed 1: all of it) through the plugin; appends "SEED FIRST N"

@@ -62,29 +62,6 @@ echo "guest: $(vm_elapsed)"
 # ex FILE FIELD: a field of mdadm --examine output.
 ex () { awk -F' : ' -v f="$2" '{ k = $1; gsub(/^ +| +$/, "", k) } k == f { print $2; exit }' "$1"; }
 
-# read_array OUT SECTORS NBDKIT-ARGS...: the first SECTORS sectors of the
-# array the plugin serves, through nbdsh.
-read_array ()
-{
-    local out=$1 sectors=$2
-    shift 2
-    OUT=$out SECTORS=$sectors raid_nbdkit "$@" --run '
-        nbdsh -u "$uri" -c "
-import os
-want = int(os.environ[\"SECTORS\"]) * 512
-size = h.get_size()
-print(\"export size\", size, \"md array size\", want)
-assert size >= want, \"the plugin serves less than md\"
-with open(os.environ[\"OUT\"], \"wb\") as f:
-    off = 0
-    while off < want:
-        n = min(4 << 20, want - off)
-        f.write(h.pread(n, off))
-        off += n
-"'
-}
-
-
 while read -r name level n chunk layout failrole order; do
     echo "== $name: RAID-$level, $n members, chunk ${chunk}K, $layout, create order $order, failed role $failrole"
     sectors=$(cat "$tmpdir/out/$name-size.txt")
