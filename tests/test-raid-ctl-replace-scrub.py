@@ -5,8 +5,9 @@ anything (issue 11, item 13).  The old code installed the new member,
 wrote its superblock, then found the scrub running: it answered an error
 and left the member "rebuilding" with no job to rebuild it.
 
-(a) A raw array scrubs (member 0's reads take 200 ms each); member 0's
-    server is stopped (SIGSTOP), so that the scrub's row waits on it and
+(a) A raw array scrubs (member 0's reads take 200 ms each); once one of
+    the scrub's reads is on member 0's server (its log filter says so),
+    the server is stopped (SIGSTOP), so that the scrub's row waits on it and
     the scrub cannot notice the failure that follows however slowly this
     test runs; member 2 fails; `replace 2 SPARE` is refused: the member
     table (status) is as before and nothing was written to SPARE (md5).
@@ -28,6 +29,7 @@ does not hold the scrub either: failing it ends its reads in flight.
 import hashlib
 import os
 import random
+import time
 
 import faults
 import workload as wl
@@ -41,9 +43,26 @@ def md5(path):
         return hashlib.md5(f.read()).hexdigest()
 
 
+def read_in_flight(member):
+    """Whether member's server (behind the log filter) has a read it
+    received and has not answered."""
+    with open(member.readlog) as f:
+        text = f.read()
+    return text.count(" Read id=") > text.count(" ...Read id=")
+
+
 def refused_replace(ctl, spare, what, hold=None):
-    """hold: a member server to stop while the replace is refused."""
+    """hold: a member server to stop while the replace is refused, once a
+    read of the scrub's is on it (its log says so): the scrub is then
+    inside a row, and cannot notice the failure that follows before the
+    server goes on.  Stopped earlier, a scrub thread that had not yet sent
+    its first read (a loaded machine) found member 2 failed before row 0,
+    stopped, and the replace was rightly accepted."""
     if hold:
+        end = time.monotonic() + 30
+        while not read_in_flight(hold):
+            assert time.monotonic() < end, "%s: the scrub sent no read" % what
+            time.sleep(0.005)
         hold.stop()
     sc = ctl.status()["scrub"]
     assert sc["running"], "%s: no scrub is running: %s" % (what, sc)
@@ -67,8 +86,11 @@ def refused_replace(ctl, spare, what, hold=None):
 
 with faults.Test() as hz:
     # (a)
-    members = [hz.member(2 * M, "remote", delay_read="200ms")] + \
+    readlog = os.path.join(hz.dir, "m0-requests.log")
+    members = [hz.member(2 * M, "remote", delay_read="200ms",
+                         filters=["log"], extra=["logfile=" + readlog])] + \
         [hz.member(2 * M, "local") for _ in range(3)]
+    members[0].readlog = readlog
     arr = hz.array(members, level=5, chunk=chunk, control=True,
                    params=["metadata=none"])
     ctl = arr.ctl
