@@ -489,3 +489,17 @@ EXTRA_DIST += test-raid-ctl-readd-after-clean.py
 TESTS += test-raid-readd-memory.py
 TSAN_TESTS += test-raid-readd-memory.py
 EXTRA_DIST += test-raid-readd-memory.py
+
+# Extents (base:allocation, issue 16): which rows are holes
+# (plugin/extents.c), against in-memory members that keep allocation by
+# block, row by row against a reference, degraded and rebuilding
+# members included, within a bounded number of questions per request.
+if HAVE_CHECK
+check_PROGRAMS += test_extents
+TESTS += test_extents
+test_extents_SOURCES = test_extents.c member_mem.c member_mem.h \
+	../plugin/extents.c ../plugin/geometry.c ../plugin/members.c \
+	../plugin/member.c
+test_extents_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
+test_extents_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
+endif
