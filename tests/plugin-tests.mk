@@ -503,3 +503,11 @@ test_extents_SOURCES = test_extents.c member_mem.c member_mem.h \
 test_extents_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
 test_extents_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
+# The same through nbdkit: nbdinfo --map, a sparse nbdcopy, degraded,
+# rebuilt, and with a member that cannot tell.
+TESTS += test-raid-extents.py
+EXTRA_DIST += test-raid-extents.py
+# qemu-img convert from the export (extents: only the data read, the
+# time with and without printed) and to it (--target-is-zero, -S).
+TESTS += test-raid-qemu-img-sparse.py
+EXTRA_DIST += test-raid-qemu-img-sparse.py
