@@ -275,6 +275,12 @@ TESTS += vm/test-vm-md-removes-readd.sh
 EXTRA_DIST += vm/test-vm-md-removes-readd.sh vm/guest-md-remove.sh \
 	vm/readd-removed.py
 
+# The export as a VM's disk through qemu's own NBD client (issue 16,
+# part 1): ext4 written while two members are failed and replaced and
+# nbdkit is killed and started again under qemu's reconnect-delay.
+TESTS += vm/test-vm-qemu-drive.sh
+EXTRA_DIST += vm/test-vm-qemu-drive.sh vm/guest-qemu-drive.sh
+
 # Issue 11: md superblocks crafted with a correct checksum but impossible
 # fields are refused at start-up, naming the member; mdsb.py reads and
 # changes superblocks independently of the plugin.
@@ -511,3 +517,7 @@ EXTRA_DIST += test-raid-extents.py
 # time with and without printed) and to it (--target-is-zero, -S).
 TESTS += test-raid-qemu-img-sparse.py
 EXTRA_DIST += test-raid-qemu-img-sparse.py
+# qemu's reconnect-delay across a restart of nbdkit: SIGKILL survived,
+# SIGTERM answered with ESHUTDOWN (nbdkit 1.32), no delay no survival.
+TESTS += test-raid-qemu-reconnect.sh
+EXTRA_DIST += test-raid-qemu-reconnect.sh
