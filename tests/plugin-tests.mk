@@ -280,6 +280,12 @@ EXTRA_DIST += vm/test-vm-md-removes-readd.sh vm/guest-md-remove.sh \
 # nbdkit is killed and started again under qemu's reconnect-delay.
 TESTS += vm/test-vm-qemu-drive.sh
 EXTRA_DIST += vm/test-vm-qemu-drive.sh vm/guest-qemu-drive.sh
+# The kernel's NBD client with four connections (blkverify, fio's
+# verify=crc32c for a guest without fio) and restarts of nbdkit under a
+# mounted file system (issue 16, part 2).
+TESTS += vm/test-vm-nbd-multiconn.sh
+EXTRA_DIST += vm/test-vm-nbd-multiconn.sh vm/guest-nbd-multiconn.sh \
+	vm/blkverify.c
 
 # Issue 11: md superblocks crafted with a correct checksum but impossible
 # fields are refused at start-up, naming the member; mdsb.py reads and
