@@ -34,6 +34,10 @@
  * (missed_rows.c), which a re-add (jobs.c) reads through
  * array_next_missed_row and array_missed_rows whichever it is.
  *
+ * Extents (base:allocation) are extents.c's: whole rows that every
+ * member that can be read there holds as a hole, asked of the members
+ * without reading anything.
+ *
  * Zeroing and trimming whole rows needs no parity arithmetic: zero data has
  * zero P and zero Q, so every member's range for those rows is punched (or
  * zeroed) in place, under the row's lock so that no cached page outlives
@@ -686,6 +690,18 @@ array_flush (struct array *a)
   MEMBERS_READ_FOR_CURRENT_SCOPE (&a->ms);
 
   return counted (a, ARRAY_COUNT_FLUSH, 0, flush_request (a));
+}
+
+/* Not counted: it reads and writes nothing (extents.c asks the members
+ * where their data is).
+ */
+int
+array_extents (struct array *a, uint64_t count, uint64_t offset,
+               struct extent *ext, int max)
+{
+  MEMBERS_READ_FOR_CURRENT_SCOPE (&a->ms);
+
+  return extents_map (&a->g, &a->ms, offset, count, ext, max, NULL);
 }
 
 bool

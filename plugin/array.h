@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "array_config.h"
+#include "extents.h"
 #include "geometry.h"
 #include "member.h"
 #include "members.h"
@@ -64,6 +65,12 @@ int array_zero (struct array *a, uint64_t count, uint64_t offset,
                 bool may_trim, bool fast, bool fua);
 int array_trim (struct array *a, uint64_t count, uint64_t offset, bool fua);
 int array_flush (struct array *a);
+/* The extents of [offset, offset + count), at most max (extents.h):
+ * holes where every member that can be read holds a hole over whole
+ * rows.  Returns how many, or -1 (errno).
+ */
+int array_extents (struct array *a, uint64_t count, uint64_t offset,
+                   struct extent *ext, int max);
 /* nbdkit is stopping and serves no more requests (raid.c): flush and
  * mark md's superblocks clean if they say active (not while a resync is
  * owed: then they stay as they are).  Returns whether they say clean

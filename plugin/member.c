@@ -185,6 +185,24 @@ member_hole (struct member *m, uint64_t offset, uint64_t len)
   return m->ops->hole && m->ops->hole (m, offset, len) == 1;
 }
 
+void
+member_data_run (struct member *m, uint64_t offset, uint64_t end,
+                 uint64_t *data, uint64_t *stop)
+{
+  *data = offset;
+  *stop = end;
+  if (m->ops->data_run) {
+    m->ops->data_run (m, offset, end, data, stop);
+    /* A backend's answer is a hint: keep it inside the contract. */
+    if (*data < offset || *data > end)
+      *data = offset;
+    if (*data == end)
+      *stop = end;
+    else if (*stop <= *data || *stop > end)
+      *stop = end;
+  }
+}
+
 /* Hand each backend the requests for its members, in one call each, so
  * that a backend can keep its whole share in flight at once.  If a large
  * batch's list cannot be allocated, the shares go in 64 at a time: slower,

@@ -122,6 +122,15 @@ struct member_ops {
    * NULL: never known.
    */
   int (*hole) (struct member *m, uint64_t offset, uint64_t len);
+  /* The next run of data in [offset, end), for the array's extents
+   * (extents.c): *data, the first byte from offset on that may hold
+   * data (end if none does), and *stop, where that run ends (a hole
+   * starts, or end).  Never fails: what the backend cannot tell is
+   * data.  Two lseeks for a file, none for a byte it cannot tell.
+   * NULL: all data.
+   */
+  void (*data_run) (struct member *m, uint64_t offset, uint64_t end,
+                    uint64_t *data, uint64_t *stop);
   void (*close) (struct member *m);
 };
 
@@ -308,6 +317,12 @@ int member_vouch (struct member *old, struct member *m, char *why,
  * as zeroes): the backend's `hole`, false where it cannot tell.
  */
 bool member_hole (struct member *m, uint64_t offset, uint64_t len);
+/* The backend's data_run (member_ops), [offset, end) all data where it
+ * has none: offset < end; offset <= *data <= *stop <= end, and
+ * *data < *stop unless *data == end.
+ */
+void member_data_run (struct member *m, uint64_t offset, uint64_t end,
+                      uint64_t *data, uint64_t *stop);
 
 int member_io_run (struct member_io *ios, size_t n);
 

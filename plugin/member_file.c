@@ -370,12 +370,15 @@ file_close (struct member *m)
 
 static bool file_same (const struct member *a, const struct member *b);
 static int file_hole (struct member *m, uint64_t offset, uint64_t len);
+static void file_data_run (struct member *m, uint64_t offset, uint64_t end,
+                           uint64_t *data, uint64_t *stop);
 
 static const struct member_ops file_ops = {
   .kind = "file",
   .io = file_io,
   .same = file_same,
   .hole = file_hole,
+  .data_run = file_data_run,
   .close = file_close,
 };
 
@@ -527,6 +530,35 @@ file_hole (struct member *m, uint64_t offset, uint64_t len)
   if (data == -1)
     return errno == ENXIO;      /* no data from offset to the end */
   return (uint64_t) data >= offset + len;
+}
+
+/* The extents' question (member_ops.data_run), by SEEK_DATA then
+ * SEEK_HOLE from where the data starts; as for file_hole, a filesystem
+ * or block device that does not track allocation says data everywhere
+ * (and an error other than ENXIO, "no data after offset", is data too).
+ * lseek moves the descriptor's position, which no one uses: every
+ * transfer of ours gives its own offset.
+ */
+static void
+file_data_run (struct member *m, uint64_t offset, uint64_t end,
+               uint64_t *data, uint64_t *stop)
+{
+  const struct file_member *f = m->priv;
+  off_t d = lseek (f->fd, offset, SEEK_DATA), h;
+
+  if (d == -1) {
+    if (errno == ENXIO)
+      *data = *stop = end;
+    return;
+  }
+  if ((uint64_t) d >= end) {
+    *data = *stop = end;
+    return;
+  }
+  *data = d;
+  h = lseek (f->fd, d, SEEK_HOLE);
+  if (h != -1 && (uint64_t) h > (uint64_t) d && (uint64_t) h < end)
+    *stop = h;
 }
 
 /* For --dump-plugin: the ring features and the opcodes we use. */

@@ -329,6 +329,32 @@ raid_flush (void *handle, uint32_t flags)
   return array_flush (array);
 }
 
+/* Holes where every member holds holes over whole rows (extents.c), so
+ * that sparse copies skip them; every member answers, files by lseek,
+ * NBD members "data".
+ */
+static int raid_can_extents (void *handle) { return 1; }
+
+static int
+raid_extents (void *handle, uint32_t count, uint64_t offset, uint32_t flags,
+              struct nbdkit_extents *extents)
+{
+  struct extent ext[EXTENTS_MAX];
+  int n = array_extents (array, count, offset, ext,
+                         flags & NBDKIT_FLAG_REQ_ONE ? 1 : EXTENTS_MAX);
+
+  if (n == -1) {
+    nbdkit_error ("raid: extents at offset %" PRIu64 ": %m", offset);
+    return -1;
+  }
+  for (int i = 0; i < n; i++)
+    if (nbdkit_add_extent (extents, ext[i].offset, ext[i].length,
+                           ext[i].zero ? NBDKIT_EXTENT_HOLE | NBDKIT_EXTENT_ZERO
+                           : 0) == -1)
+      return -1;
+  return 0;
+}
+
 static struct nbdkit_plugin plugin = {
   .name = "raid",
   .longname = "nbdkit RAID-5/6 plugin",
@@ -352,11 +378,13 @@ static struct nbdkit_plugin plugin = {
   .can_fast_zero = raid_can_fast_zero,
   .can_fua = raid_can_fua,
   .can_multi_conn = raid_can_multi_conn,
+  .can_extents = raid_can_extents,
   .pread = raid_pread,
   .pwrite = raid_pwrite,
   .zero = raid_zero,
   .trim = raid_trim,
   .flush = raid_flush,
+  .extents = raid_extents,
   .errno_is_preserved = 1,
 };
 

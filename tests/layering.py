@@ -24,7 +24,7 @@ LAYERS = [
      "nbdkit_cmdline"],
     ["member_file", "member_nbd", "md_super", "signature"],
     ["members", "params"],
-    ["stripe_cache", "md_bitmap", "missed_rows"],
+    ["stripe_cache", "md_bitmap", "missed_rows", "extents"],
     ["stripe_recover", "md_array"],
     ["stripe_write", "stripe_scrub"],
     ["array"],

@@ -15,7 +15,12 @@
  *    every request of that operation fails with EIO and leaves the bytes
  *    as they were, like a disk that stopped answering;
  *  - a hook run once before a chosen operation's next request, for what
- *    must happen elsewhere while a request is on the wire.
+ *    must happen elsewhere while a request is on the wire;
+ *  - allocation by 4 KiB block, as a filesystem keeps it: a write
+ *    allocates the blocks it touches, a punch frees the blocks it covers
+ *    whole (zero-range keeps them), and data_run (member.h) answers
+ *    from that, as lseek(SEEK_DATA/SEEK_HOLE) does, unless the test says
+ *    the member cannot tell (mem_member_set_tells).
  *
  * Requests are checked as the real backends' callers must make them:
  * inside the member, offset and length multiples of the alignment, a
@@ -50,7 +55,12 @@ struct mem_member {
   uint64_t seen[MEM_OPS];       /* requests ever, not reset with stats */
   void (*before[MEM_OPS]) (void *);     /* once, then NULL */
   void *before_arg[MEM_OPS];
+  bool *alloc;                  /* per MEM_BLOCK: holds data */
+  bool tells;                   /* data_run answers from alloc */
+  uint64_t data_runs;           /* data_run calls ever */
 };
+
+#define MEM_BLOCK 4096
 
 static const char *const op_names[MEM_OPS] = {
   "read", "write", "flush", "punch", "zero",
@@ -117,10 +127,17 @@ mem_request (struct member *m, struct member_io *io)
       break;
     case MEMBER_WRITE:
       memcpy (mm->data + io->offset, io->buf, io->len);
+      for (uint64_t b = io->offset / MEM_BLOCK;
+           b * MEM_BLOCK < io->offset + io->len; b++)
+        mm->alloc[b] = true;
       break;
     case MEMBER_FLUSH:
       break;
     case MEMBER_PUNCH:
+      for (uint64_t b = (io->offset + MEM_BLOCK - 1) / MEM_BLOCK;
+           (b + 1) * MEM_BLOCK <= io->offset + io->len; b++)
+        mm->alloc[b] = false;
+      /* fall through */
     case MEMBER_ZERO:
       memset (mm->data + io->offset, 0, io->len);
       break;
@@ -145,6 +162,33 @@ mem_io (struct member_io **ios, size_t n)
   return r;
 }
 
+/* The runs of allocated blocks, as lseek(SEEK_DATA) then SEEK_HOLE
+ * find them (whole blocks, clipped to [offset, end)).
+ */
+static void
+mem_data_run (struct member *m, uint64_t offset, uint64_t end,
+              uint64_t *data, uint64_t *stop)
+{
+  struct mem_member *mm = m->priv;
+  uint64_t b, nblocks = (m->size + MEM_BLOCK - 1) / MEM_BLOCK;
+
+  pthread_mutex_lock (&mm->lock);
+  mm->data_runs++;
+  if (mm->tells) {
+    for (b = offset / MEM_BLOCK; b < nblocks && !mm->alloc[b]; b++)
+      ;
+    *data = b * MEM_BLOCK < offset ? offset : b * MEM_BLOCK;
+    for (; b < nblocks && mm->alloc[b]; b++)
+      ;
+    *stop = b * MEM_BLOCK;
+    if (*data >= end)
+      *data = *stop = end;
+    else if (*stop > end)
+      *stop = end;
+  }
+  pthread_mutex_unlock (&mm->lock);
+}
+
 /* Free the member and its bytes. */
 static void
 mem_close (struct member *m)
@@ -152,6 +196,7 @@ mem_close (struct member *m)
   struct mem_member *mm = m->priv;
 
   pthread_mutex_destroy (&mm->lock);
+  free (mm->alloc);
   free (mm->data);
   free (mm);
   free (m->name);
@@ -164,6 +209,8 @@ static const struct member_ops mem_ops = {
   .kind = "mem",
   /* A batch: every request runs, in order, synchronously. */
   .io = mem_io,
+  /* Allocation by block (see the top). */
+  .data_run = mem_data_run,
   /* member_close, after the identity (if any) is freed. */
   .close = mem_close,
 };
@@ -175,11 +222,13 @@ mem_member_new (const char *name, uint64_t size, uint32_t align)
   struct mem_member *mm = calloc (1, sizeof *mm);
 
   if (m == NULL || mm == NULL || (m->name = strdup (name)) == NULL ||
-      (mm->data = calloc (1, size ? size : 1)) == NULL) {
+      (mm->data = calloc (1, size ? size : 1)) == NULL ||
+      (mm->alloc = calloc (size / MEM_BLOCK + 1, sizeof *mm->alloc)) == NULL) {
     perror ("member_mem");
     abort ();
   }
   pthread_mutex_init (&mm->lock, NULL);
+  mm->tells = true;
   m->ops = &mem_ops;
   m->size = size;
   m->align = align;
@@ -252,4 +301,39 @@ mem_member_revive (struct member *m)
   mem_member_reset_stats (m);
   atomic_store (&m->recovery_stripe, 0);
   atomic_store (&m->state, MEMBER_IN_SYNC);
+}
+
+void
+mem_member_set_tells (struct member *m, bool tells)
+{
+  struct mem_member *mm = m->priv;
+
+  pthread_mutex_lock (&mm->lock);
+  mm->tells = tells;
+  pthread_mutex_unlock (&mm->lock);
+}
+
+bool
+mem_member_allocated (struct member *m, uint64_t offset, uint64_t len)
+{
+  struct mem_member *mm = m->priv;
+  bool any = false;
+
+  pthread_mutex_lock (&mm->lock);
+  for (uint64_t b = offset / MEM_BLOCK; b * MEM_BLOCK < offset + len; b++)
+    any |= mm->alloc[b];
+  pthread_mutex_unlock (&mm->lock);
+  return any;
+}
+
+uint64_t
+mem_member_data_runs (struct member *m)
+{
+  struct mem_member *mm = m->priv;
+  uint64_t n;
+
+  pthread_mutex_lock (&mm->lock);
+  n = mm->data_runs;
+  pthread_mutex_unlock (&mm->lock);
+  return n;
 }

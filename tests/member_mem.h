@@ -4,6 +4,7 @@
 #ifndef TESTS_MEMBER_MEM_H
 #define TESTS_MEMBER_MEM_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "member.h"
@@ -43,6 +44,15 @@ void mem_member_before (struct member *m, enum member_op op,
 
 const struct mem_stats *mem_member_stats (struct member *m);
 void mem_member_reset_stats (struct member *m);
+
+/* Allocation (4 KiB blocks; see member_mem.c): whether data_run tells
+ * where the data is (default) or says all data, as a backend that
+ * cannot tell; whether any block of [offset, offset + len) is
+ * allocated; how many data_run calls m has answered.
+ */
+void mem_member_set_tells (struct member *m, bool tells);
+bool mem_member_allocated (struct member *m, uint64_t offset, uint64_t len);
+uint64_t mem_member_data_runs (struct member *m);
 
 /* Back to MEMBER_IN_SYNC, healed, counters reset (for the next case). */
 void mem_member_revive (struct member *m);

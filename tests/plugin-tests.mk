@@ -275,6 +275,18 @@ TESTS += vm/test-vm-md-removes-readd.sh
 EXTRA_DIST += vm/test-vm-md-removes-readd.sh vm/guest-md-remove.sh \
 	vm/readd-removed.py
 
+# The export as a VM's disk through qemu's own NBD client (issue 16,
+# part 1): ext4 written while two members are failed and replaced and
+# nbdkit is killed and started again under qemu's reconnect-delay.
+TESTS += vm/test-vm-qemu-drive.sh
+EXTRA_DIST += vm/test-vm-qemu-drive.sh vm/guest-qemu-drive.sh
+# The kernel's NBD client with four connections (blkverify, fio's
+# verify=crc32c for a guest without fio) and restarts of nbdkit under a
+# mounted file system (issue 16, part 2).
+TESTS += vm/test-vm-nbd-multiconn.sh
+EXTRA_DIST += vm/test-vm-nbd-multiconn.sh vm/guest-nbd-multiconn.sh \
+	vm/blkverify.c
+
 # Issue 11: md superblocks crafted with a correct checksum but impossible
 # fields are refused at start-up, naming the member; mdsb.py reads and
 # changes superblocks independently of the plugin.
@@ -495,3 +507,29 @@ EXTRA_DIST += test-raid-ctl-readd-after-clean.py
 TESTS += test-raid-readd-memory.py
 TSAN_TESTS += test-raid-readd-memory.py
 EXTRA_DIST += test-raid-readd-memory.py
+
+# Extents (base:allocation, issue 16): which rows are holes
+# (plugin/extents.c), against in-memory members that keep allocation by
+# block, row by row against a reference, degraded and rebuilding
+# members included, within a bounded number of questions per request.
+if HAVE_CHECK
+check_PROGRAMS += test_extents
+TESTS += test_extents
+test_extents_SOURCES = test_extents.c member_mem.c member_mem.h \
+	../plugin/extents.c ../plugin/geometry.c ../plugin/members.c \
+	../plugin/member.c
+test_extents_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
+test_extents_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
+endif
+# The same through nbdkit: nbdinfo --map, a sparse nbdcopy, degraded,
+# rebuilt, and with a member that cannot tell.
+TESTS += test-raid-extents.py
+EXTRA_DIST += test-raid-extents.py
+# qemu-img convert from the export (extents: only the data read, the
+# time with and without printed) and to it (--target-is-zero, -S).
+TESTS += test-raid-qemu-img-sparse.py
+EXTRA_DIST += test-raid-qemu-img-sparse.py
+# qemu's reconnect-delay across a restart of nbdkit: SIGKILL survived,
+# SIGTERM answered with ESHUTDOWN (nbdkit 1.32), no delay no survival.
+TESTS += test-raid-qemu-reconnect.sh
+EXTRA_DIST += test-raid-qemu-reconnect.sh
