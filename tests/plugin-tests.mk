@@ -515,7 +515,7 @@ EXTRA_DIST += test-raid-readd-memory.py
 if HAVE_CHECK
 check_PROGRAMS += test_extents
 TESTS += test_extents
-test_extents_SOURCES = test_extents.c member_mem.c member_mem.h \
+test_extents_SOURCES = test_extents.c check_run.h member_mem.c member_mem.h \
 	../plugin/extents.c ../plugin/geometry.c ../plugin/members.c \
 	../plugin/member.c
 test_extents_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)

@@ -42,13 +42,15 @@
 
 #include <check.h>
 
+#include "check_run.h"
+
 #include "extents.h"
 #include "geometry.h"
 #include "member.h"
 #include "member_mem.h"
 #include "members.h"
 
-struct member *member_file_open (const char *p, bool d) { abort (); }
+struct member *member_file_open (const char *p, enum member_direct d) { abort (); }
 bool member_is_uri (const char *name) { return false; }
 struct member *member_nbd_open (const char *uri) { abort (); }
 void nbdkit_error (const char *fs, ...) { }
@@ -395,7 +397,7 @@ END_TEST
 static Suite *
 extents_suite (void)
 {
-  const struct { const char *name; const TTest *test; } cases[] = {
+  const struct check_case cases[] = {
     { "empty", test_empty },
     { "full", test_full },
     { "cannot", test_cannot },
@@ -403,26 +405,12 @@ extents_suite (void)
     { "budget", test_budget },
     { "random", test_random },
   };
-  Suite *s = suite_create ("extents");
 
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    TCase *tc = tcase_create (cases[i].name);
-
-    tcase_add_test (tc, cases[i].test);
-    tcase_set_timeout (tc, 120);
-    suite_add_tcase (s, tc);
-  }
-  return s;
+  return check_suite ("extents", CHECK_CASES (cases), 120);
 }
 
 int
 main (void)
 {
-  SRunner *sr = srunner_create (extents_suite ());
-  int failed;
-
-  srunner_run_all (sr, CK_NORMAL);
-  failed = srunner_ntests_failed (sr);
-  srunner_free (sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return check_run (extents_suite (), false);
 }
