@@ -91,7 +91,13 @@ enum job_kind { JOB_REBUILD, JOB_SCRUB };
 
 #define PROBE_BYTES 4096        /* takes_writes: MEMBER_MAX_ALIGN */
 #define WINDOW_BYTES (4 * 1024 * 1024)  /* a rebuild window, per member */
-#define WINDOW_ROWS_MAX 64
+/* At most 32 rows: each is a head lock held for the whole window, and
+ * ThreadSanitizer's deadlock detector tracks no more than 64 locks held
+ * by one thread (with 64 rows, the window's locks and the two taken
+ * under them made it abort check-tsan).  At 128K chunks 32 rows are the
+ * whole 4 MiB already; a client waits for fewer rows.
+ */
+#define WINDOW_ROWS_MAX 32
 #define WINDOW_PER_S 20         /* windows a second at least, throttled */
 
 /* How a new member takes a failed role: a replacement (refused over a
