@@ -880,6 +880,22 @@ class Test(Harness):
             hard.daemon = True
             hard.start()
 
+    def requires_holes(self):
+        """Skip unless the test's directory reports holes to
+        lseek(SEEK_DATA): the tests of sparse members need them."""
+        probe = os.path.join(self.dir, "probe")
+        with open(probe, "wb") as f:
+            f.truncate(1 << 20)
+        fd = os.open(probe, os.O_RDONLY)
+        try:
+            os.lseek(fd, 0, os.SEEK_DATA)
+        except OSError:
+            return
+        finally:
+            os.close(fd)
+            os.unlink(probe)
+        raise Skip("%s does not report holes (SEEK_DATA)" % self.dir)
+
     def _skip(self, e):
         log("%s: SKIP: %s" % (self.name, e))
         sys.exit(77)

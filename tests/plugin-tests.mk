@@ -362,6 +362,7 @@ if HAVE_CHECK
 check_PROGRAMS += test_stripe
 TESTS += test_stripe
 test_stripe_SOURCES = test_stripe.c check_run.h member_mem.c member_mem.h \
+	mem_array.c mem_array.h \
 	../plugin/stripe_cache.c ../plugin/stripe_recover.c \
 	../plugin/stripe_write.c ../plugin/stripe_scrub.c \
 	../plugin/geometry.c ../plugin/member.c \
@@ -516,6 +517,7 @@ if HAVE_CHECK
 check_PROGRAMS += test_extents
 TESTS += test_extents
 test_extents_SOURCES = test_extents.c check_run.h member_mem.c member_mem.h \
+	mem_array.c mem_array.h \
 	../plugin/extents.c ../plugin/geometry.c ../plugin/members.c \
 	../plugin/member.c
 test_extents_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)

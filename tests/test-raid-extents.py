@@ -88,17 +88,7 @@ def full_read(arr, path, shadow, what):
 
 
 with faults.Test(tools=["nbdinfo", "nbdcopy"], timeout=180) as t:
-    probe = os.path.join(t.dir, "probe")
-    with open(probe, "wb") as f:
-        f.truncate(M)
-    fd = os.open(probe, os.O_RDONLY)
-    try:
-        os.lseek(fd, 0, os.SEEK_DATA)
-        raise faults.Skip("%s does not report holes (SEEK_DATA)" % t.dir)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    t.requires_holes()
 
     # (a)
     ms = [t.member(SIZE, "local") for _ in range(6)]

@@ -24,17 +24,7 @@ K, M = 1024, 1024 * 1024
 SIZE = 32 * M
 
 with faults.Test(timeout=120) as t:
-    probe = os.path.join(t.dir, "probe")
-    with open(probe, "wb") as f:
-        f.truncate(M)
-    fd = os.open(probe, os.O_RDONLY)
-    try:
-        os.lseek(fd, 0, os.SEEK_DATA)
-        raise faults.Skip("%s does not report holes (SEEK_DATA)" % t.dir)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    t.requires_holes()
 
     ms = [t.member(SIZE, "local") for _ in range(6)]
     arr = t.array(ms, level=6, chunk=64 * K, control=True)

@@ -47,6 +47,7 @@
 #include "extents.h"
 #include "geometry.h"
 #include "member.h"
+#include "mem_array.h"
 #include "member_mem.h"
 #include "members.h"
 
@@ -57,43 +58,15 @@ void nbdkit_error (const char *fs, ...) { }
 void nbdkit_debug (const char *fs, ...) { }
 
 #define DATA_OFFSET 8192
-#define MAXM 12
+#define MAXM MEM_ARRAY_MAX
 #define BLOCK 4096
 
-struct rig {
-  struct geometry g;
-  int n;
-  struct member *m[MAXM];
-  struct members ms;
-};
-
+/* The rig: an array of in-memory members (mem_array.c). */
 static void
-rig_init (struct rig *r, int level, enum geometry_layout layout, int n,
+rig_init (struct mem_array *r, int level, enum geometry_layout layout, int n,
           uint64_t chunk, uint64_t rows)
 {
-  uint64_t size = DATA_OFFSET + rows * chunk;
-  const char *why = NULL;
-
-  memset (r, 0, sizeof *r);
-  r->n = n;
-  ck_assert_msg (geometry_init (&r->g, level, layout, n, chunk, DATA_OFFSET,
-                                size, &why) == 0, "geometry: %s", why);
-  ck_assert_uint_eq (r->g.stripes, rows);
-  for (int i = 0; i < n; i++) {
-    char name[16];
-
-    snprintf (name, sizeof name, "mem%d", i);
-    r->m[i] = mem_member_new (name, size, 1);
-  }
-  members_init (&r->ms);
-  members_arrange (&r->ms, r->m, n);
-  members_set_level (&r->ms, level);
-}
-
-static void
-rig_free (struct rig *r)
-{
-  members_destroy (&r->ms);
+  mem_array_init (r, level, layout, n, chunk, DATA_OFFSET, rows);
 }
 
 /* Write len bytes of 0xa5 at member offset off (allocates its blocks). */
@@ -118,7 +91,7 @@ set_state (struct member *m, enum member_state st, uint64_t recovery)
 }
 
 static uint64_t
-data_runs (const struct rig *r)
+data_runs (const struct mem_array *r)
 {
   uint64_t q = 0;
 
@@ -134,7 +107,7 @@ data_runs (const struct rig *r)
 static bool *tells_of;          /* per role, set by the random case */
 
 static bool
-ref_hole (const struct rig *r, uint64_t row)
+ref_hole (const struct mem_array *r, uint64_t row)
 {
   int unreadable = 0;
 
@@ -157,7 +130,7 @@ ref_hole (const struct rig *r, uint64_t row)
  * where its answer ends.
  */
 static uint64_t
-check_request (struct rig *r, uint64_t offset, uint64_t count, int max,
+check_request (struct mem_array *r, uint64_t offset, uint64_t count, int max,
                const char *what)
 {
   struct extent ext[EXTENTS_MAX];
@@ -200,7 +173,7 @@ check_request (struct rig *r, uint64_t offset, uint64_t count, int max,
  * each answer stopped.
  */
 static void
-walk (struct rig *r, uint64_t offset, uint64_t count, int max,
+walk (struct mem_array *r, uint64_t offset, uint64_t count, int max,
       const char *what)
 {
   uint64_t end = offset + count;
@@ -215,7 +188,7 @@ walk (struct rig *r, uint64_t offset, uint64_t count, int max,
 
 START_TEST (test_empty)
 {
-  struct rig r;
+  struct mem_array r;
   struct extent ext[EXTENTS_MAX];
   uint64_t q0;
 
@@ -226,13 +199,13 @@ START_TEST (test_empty)
   ck_assert (ext[0].zero);
   ck_assert_uint_eq (ext[0].length, r.g.array_size);
   ck_assert_uint_eq (data_runs (&r) - q0, 6);
-  rig_free (&r);
+  mem_array_free (&r);
 }
 END_TEST
 
 START_TEST (test_full)
 {
-  struct rig r;
+  struct mem_array r;
   struct extent ext[EXTENTS_MAX];
   uint64_t q0;
 
@@ -246,13 +219,13 @@ START_TEST (test_full)
   ck_assert_uint_eq (ext[0].offset, 100);
   ck_assert_uint_eq (ext[0].length, r.g.array_size - 100);
   ck_assert_uint_eq (data_runs (&r) - q0, 4);
-  rig_free (&r);
+  mem_array_free (&r);
 }
 END_TEST
 
 START_TEST (test_cannot)
 {
-  struct rig r;
+  struct mem_array r;
   struct extent ext[EXTENTS_MAX];
 
   rig_init (&r, 6, LAYOUT_LEFT_SYMMETRIC, 5, 4096, 16);
@@ -270,13 +243,13 @@ START_TEST (test_cannot)
                                  EXTENTS_MAX, NULL), 2);
   ck_assert (!ext[0].zero && ext[1].zero);
   ck_assert_uint_eq (ext[1].offset, 5 * r.g.stripe_data_bytes);
-  rig_free (&r);
+  mem_array_free (&r);
 }
 END_TEST
 
 START_TEST (test_eio)
 {
-  struct rig r;
+  struct mem_array r;
   struct extent ext[EXTENTS_MAX];
 
   rig_init (&r, 5, LAYOUT_LEFT_SYMMETRIC, 4, 4096, 8);
@@ -288,13 +261,13 @@ START_TEST (test_eio)
   ck_assert_int_eq (extents_map (&r.g, &r.ms, 0, 4096, ext, EXTENTS_MAX,
                                  NULL), -1);
   ck_assert_int_eq (errno, EIO);
-  rig_free (&r);
+  mem_array_free (&r);
 }
 END_TEST
 
 START_TEST (test_budget)
 {
-  struct rig r;
+  struct mem_array r;
   const uint64_t rows = 400;
 
   rig_init (&r, 6, LAYOUT_LEFT_SYMMETRIC, 6, 4096, rows);
@@ -304,7 +277,7 @@ START_TEST (test_budget)
   walk (&r, 0, r.g.array_size, EXTENTS_MAX, "budget, max 64");
   walk (&r, 0, r.g.array_size, 1, "budget, max 1");
   walk (&r, 12345, r.g.array_size - 12345 - 999, 5, "budget, max 5");
-  rig_free (&r);
+  mem_array_free (&r);
 }
 END_TEST
 
@@ -329,7 +302,7 @@ START_TEST (test_random)
   fflush (stdout);
   tells_of = tells;
   for (int round = 0; round < 300; round++) {
-    struct rig r;
+    struct mem_array r;
     int level = 5 + rnd (&x) % 2;
     int n = level + 1 + rnd (&x) % (MAXM - level - 1);
     uint64_t chunk = 4096 << (rnd (&x) % 3);
@@ -377,7 +350,7 @@ START_TEST (test_random)
       ck_assert_msg (extents_map (&r.g, &r.ms, 0, 1, ext, EXTENTS_MAX,
                                   NULL) == -1 && errno == EIO,
                      "%s: served with too many members failed", what);
-      rig_free (&r);
+      mem_array_free (&r);
       continue;
     }
     walk (&r, 0, r.g.array_size, EXTENTS_MAX, what);
@@ -388,7 +361,7 @@ START_TEST (test_random)
 
       check_request (&r, offset, count, maxes[rnd (&x) % 4], what);
     }
-    rig_free (&r);
+    mem_array_free (&r);
   }
   tells_of = NULL;
 }

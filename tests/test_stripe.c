@@ -73,6 +73,7 @@
 
 #include "geometry.h"
 #include "member.h"
+#include "mem_array.h"
 #include "member_mem.h"
 #include "members.h"
 #include "stripe.h"
@@ -241,40 +242,22 @@ ref_layout (int level, enum geometry_layout layout, int n, uint64_t s,
 
 /* An array of in-memory members, its cache and its shadow. */
 struct rig {
-  struct geometry g;
-  int n;
-  struct member *m[MAXM];       /* the members, also in ms */
-  struct members ms;            /* the table the cache reads */
+  struct mem_array a;           /* geometry and members (mem_array.c) */
   struct stripe_cache *c;
   uint64_t budget;
-  uint8_t *shadow;              /* g.array_size bytes */
+  uint8_t *shadow;              /* a.g.array_size bytes */
 };
 
 static void
 rig_init (struct rig *r, int level, enum geometry_layout layout, int n,
           uint64_t rows, uint64_t budget_heads)
 {
-  uint64_t size = DATA_OFFSET + rows * CHUNK;
-  const char *why = NULL;
-
   memset (r, 0, sizeof *r);
-  r->n = n;
-  ck_assert_msg (geometry_init (&r->g, level, layout, n, CHUNK, DATA_OFFSET,
-                                size, &why) == 0, "geometry: %s", why);
-  ck_assert_uint_eq (r->g.stripes, rows);
-  for (int i = 0; i < n; i++) {
-    char name[16];
-
-    snprintf (name, sizeof name, "mem%d", i);
-    r->m[i] = mem_member_new (name, size, 1);
-  }
-  members_init (&r->ms);
-  members_arrange (&r->ms, r->m, n);
-  members_set_level (&r->ms, level);
+  mem_array_init (&r->a, level, layout, n, CHUNK, DATA_OFFSET, rows);
   r->budget = budget_heads * n * CHUNK;
-  r->c = stripe_cache_create (&r->g, &r->ms, r->budget);
+  r->c = stripe_cache_create (&r->a.g, &r->a.ms, r->budget);
   ck_assert (r->c != NULL);
-  r->shadow = calloc (1, r->g.array_size);
+  r->shadow = calloc (1, r->a.g.array_size);
   ck_assert (r->shadow != NULL);
 }
 
@@ -283,7 +266,7 @@ static void
 rig_recache (struct rig *r)
 {
   stripe_cache_destroy (r->c);
-  r->c = stripe_cache_create (&r->g, &r->ms, r->budget);
+  r->c = stripe_cache_create (&r->a.g, &r->a.ms, r->budget);
   ck_assert (r->c != NULL);
 }
 
@@ -291,7 +274,7 @@ static void
 rig_free (struct rig *r)
 {
   stripe_cache_destroy (r->c);
-  members_destroy (&r->ms);     /* closes the members */
+  mem_array_free (&r->a);
   free (r->shadow);
 }
 
@@ -308,7 +291,7 @@ static int
 array_write (struct rig *r, uint64_t off, uint64_t len, const uint8_t *data,
              bool fua)
 {
-  uint64_t row = r->g.stripe_data_bytes;
+  uint64_t row = r->a.g.stripe_data_bytes;
 
   while (len) {
     uint64_t s = off / row, in = off % row, n = len < row - in ? len : row - in;
@@ -335,7 +318,7 @@ array_write (struct rig *r, uint64_t off, uint64_t len, const uint8_t *data,
 static int
 array_read (struct rig *r, uint64_t off, uint64_t len, uint8_t *buf)
 {
-  uint64_t row = r->g.stripe_data_bytes;
+  uint64_t row = r->a.g.stripe_data_bytes;
 
   while (len) {
     uint64_t s = off / row, in = off % row, n = len < row - in ? len : row - in;
@@ -359,10 +342,10 @@ static const char *
 ref_chunk (struct rig *r, uint64_t s, int m, uint8_t *out)
 {
   struct ref_row row;
-  int dd = r->g.data_disks;
-  const uint8_t *d = r->shadow + s * r->g.stripe_data_bytes;
+  int dd = r->a.g.data_disks;
+  const uint8_t *d = r->shadow + s * r->a.g.stripe_data_bytes;
 
-  ref_layout (r->g.level, r->g.layout, r->n, s, &row);
+  ref_layout (r->a.g.level, r->a.g.layout, r->a.n, s, &row);
   for (int i = 0; i < dd; i++)
     if (row.data[i] == m) {
       memcpy (out, d + i * CHUNK, CHUNK);
@@ -388,13 +371,13 @@ ref_chunk (struct rig *r, uint64_t s, int m, uint8_t *out)
 static uint8_t *
 member_chunk (struct rig *r, int m, uint64_t s)
 {
-  return mem_member_data (r->m[m]) + geometry_member_offset (&r->g, s);
+  return mem_member_data (r->a.m[m]) + geometry_member_offset (&r->a.g, s);
 }
 
 static bool
 in_sync (struct rig *r, int m, uint64_t s)
 {
-  return member_readable (r->m[m], s);
+  return member_readable (r->a.m[m], s);
 }
 
 /* Every member in sync at row s holds its reference chunk. */
@@ -403,7 +386,7 @@ check_row (struct rig *r, uint64_t s, const char *what)
 {
   uint8_t ref[CHUNK];
 
-  for (int m = 0; m < r->n; m++) {
+  for (int m = 0; m < r->a.n; m++) {
     const char *role;
     const uint8_t *got;
 
@@ -418,7 +401,7 @@ check_row (struct rig *r, uint64_t s, const char *what)
         b++;
       ck_abort_msg ("%s: RAID-%d %s of %d, row %" PRIu64 ": member %d (%s) "
                     "differs from the reference at byte %zu (seed %" PRIu64
-                    ")", what, r->g.level, layout_name (r->g.layout), r->n,
+                    ")", what, r->a.g.level, layout_name (r->a.g.layout), r->a.n,
                     s, m, role, b, seed);
     }
   }
@@ -427,7 +410,7 @@ check_row (struct rig *r, uint64_t s, const char *what)
 static void
 check_all (struct rig *r, const char *what)
 {
-  for (uint64_t s = 0; s < r->g.stripes; s++)
+  for (uint64_t s = 0; s < r->a.g.stripes; s++)
     check_row (r, s, what);
 }
 
@@ -435,11 +418,11 @@ check_all (struct rig *r, const char *what)
 static void
 fill_array (struct rig *r)
 {
-  uint8_t *buf = malloc (r->g.array_size);
+  uint8_t *buf = malloc (r->a.g.array_size);
 
   ck_assert (buf != NULL);
-  rnd_fill (buf, r->g.array_size);
-  ck_assert_int_eq (array_write (r, 0, r->g.array_size, buf, false), 0);
+  rnd_fill (buf, r->a.g.array_size);
+  ck_assert_int_eq (array_write (r, 0, r->a.g.array_size, buf, false), 0);
   free (buf);
 }
 
@@ -460,8 +443,8 @@ check_read (struct rig *r, uint64_t off, uint64_t len, const char *what)
       b++;
     ck_abort_msg ("%s: RAID-%d %s of %d: stripe_read [%" PRIu64 ", +%"
                   PRIu64 ") differs from the shadow at array byte %" PRIu64
-                  " (seed %" PRIu64 ")", what, r->g.level,
-                  layout_name (r->g.layout), r->n, off, len, off + b, seed);
+                  " (seed %" PRIu64 ")", what, r->a.g.level,
+                  layout_name (r->a.g.layout), r->a.n, off, len, off + b, seed);
   }
   free (buf);
 }
@@ -482,7 +465,7 @@ static const struct config configs[] = {
 static uint64_t
 pick_len (const struct rig *r)
 {
-  uint64_t row = r->g.stripe_data_bytes;
+  uint64_t row = r->a.g.stripe_data_bytes;
   const uint64_t edges[] = {
     1, 2, 511, 512, 513, PAGE - 1, PAGE, PAGE + 1, 2 * PAGE, CHUNK - 1,
     CHUNK, CHUNK + 1, 3 * CHUNK - 7, row - 1, row, row + 1, 2 * row,
@@ -500,12 +483,12 @@ pick_len (const struct rig *r)
 static uint64_t
 pick_offset (const struct rig *r, uint64_t len)
 {
-  uint64_t size = r->g.array_size, row = r->g.stripe_data_bytes;
+  uint64_t size = r->a.g.array_size, row = r->a.g.stripe_data_bytes;
   const uint64_t align[] = { 1, 512, PAGE, CHUNK, row };
   uint64_t a = align[rnd_below (5)];
 
   if (rnd_below (6) == 0) {     /* ending on a row */
-    uint64_t end = (1 + rnd_below (r->g.stripes)) * row;
+    uint64_t end = (1 + rnd_below (r->a.g.stripes)) * row;
 
     return end >= len ? end - len : 0;
   }
@@ -523,15 +506,15 @@ START_TEST (test_random_writes)
 
       rig_init (&r, configs[k].level, layout, configs[k].n,
                 2 * configs[k].n + 1, 2);
-      buf = malloc (r.g.array_size);
+      buf = malloc (r.a.g.array_size);
       ck_assert (buf != NULL);
       for (int w = 0; w < 120; w++) {
         uint64_t len = pick_len (&r), off;
         bool zero = rnd_below (10) == 0, fua = rnd_below (8) == 0;
-        uint64_t row = r.g.stripe_data_bytes;
+        uint64_t row = r.a.g.stripe_data_bytes;
 
-        if (len > r.g.array_size)
-          len = r.g.array_size;
+        if (len > r.a.g.array_size)
+          len = r.a.g.array_size;
         off = pick_offset (&r, len);
         rnd_fill (buf, len);
         snprintf (what, sizeof what, "write %d [%" PRIu64 ", +%" PRIu64 ")",
@@ -542,7 +525,7 @@ START_TEST (test_random_writes)
           check_row (&r, s, what);
         if (rnd_below (10) == 0) {          /* forget one row's pages */
           struct stripe_head *sh =
-            stripe_cache_get (r.c, rnd_below (r.g.stripes));
+            stripe_cache_get (r.c, rnd_below (r.a.g.stripes));
 
           stripe_head_invalidate (r.c, sh);
           stripe_cache_put (r.c, sh);
@@ -550,15 +533,15 @@ START_TEST (test_random_writes)
         if (rnd_below (4) == 0) {
           uint64_t rl = 1 + rnd_below (2 * row);
 
-          if (rl > r.g.array_size)
-            rl = r.g.array_size;
-          check_read (&r, rnd_below (r.g.array_size - rl + 1), rl, what);
+          if (rl > r.a.g.array_size)
+            rl = r.a.g.array_size;
+          check_read (&r, rnd_below (r.a.g.array_size - rl + 1), rl, what);
         }
       }
-      for (int m = 0; m < r.n; m++)
-        ck_assert (!member_failed (r.m[m]));
+      for (int m = 0; m < r.a.n; m++)
+        ck_assert (!member_failed (r.a.m[m]));
       check_all (&r, "after the random writes");
-      check_read (&r, 0, r.g.array_size, "after the random writes");
+      check_read (&r, 0, r.a.g.array_size, "after the random writes");
       free (buf);
       rig_free (&r);
     }
@@ -593,8 +576,8 @@ predict (const struct rig *r, const struct ref_row *row,
          const struct model *mo, uint64_t off, uint64_t len,
          struct predicted *pr)
 {
-  int dd = r->g.data_disks, pages = CHUNK / PAGE;
-  unsigned int rmw = 0, rcw = 0, parity = r->g.level == 6 ? 2 : 1;
+  int dd = r->a.g.data_disks, pages = CHUNK / PAGE;
+  unsigned int rmw = 0, rcw = 0, parity = r->a.g.level == 6 ? 2 : 1;
 
   memset (pr, 0, sizeof *pr);
   for (int pg = 0; pg < pages; pg++) {
@@ -623,7 +606,7 @@ predict (const struct rig *r, const struct ref_row *row,
     if (row->q >= 0)
       rmw += !mo->valid[row->q][pg];
   }
-  pr->full = off == 0 && len == r->g.stripe_data_bytes;
+  pr->full = off == 0 && len == r->a.g.stripe_data_bytes;
   pr->rmw = rmw < rcw;          /* strictly fewer, as md */
   pr->reads = pr->rmw ? rmw : rcw;
 }
@@ -633,7 +616,7 @@ static void
 model_update (const struct rig *r, const struct ref_row *row,
               struct model *mo, uint64_t off, uint64_t len, bool rmw)
 {
-  int dd = r->g.data_disks, pages = CHUNK / PAGE;
+  int dd = r->a.g.data_disks, pages = CHUNK / PAGE;
 
   for (int pg = 0; pg < pages; pg++) {
     uint64_t ps = (uint64_t) pg * PAGE, pe = ps + PAGE;
@@ -664,8 +647,8 @@ pages_of (struct rig *r, enum member_op op)
 {
   uint64_t bytes = 0;
 
-  for (int m = 0; m < r->n; m++)
-    bytes += mem_member_stats (r->m[m])->bytes[op];
+  for (int m = 0; m < r->a.n; m++)
+    bytes += mem_member_stats (r->a.m[m])->bytes[op];
   return bytes / PAGE;
 }
 
@@ -684,11 +667,11 @@ START_TEST (test_method)
       unsigned int seen_rmw = 0, seen_rcw = 0;
 
       rig_init (&r, cfgs[k].level, layout, cfgs[k].n, cfgs[k].n, 16);
-      rowbytes = r.g.stripe_data_bytes;
+      rowbytes = r.a.g.stripe_data_bytes;
       ck_assert_uint_le (rowbytes, sizeof buf);
       fill_array (&r);
-      s = rnd_below (r.g.stripes);
-      ref_layout (r.g.level, layout, r.n, s, &row);
+      s = rnd_below (r.a.g.stripes);
+      ref_layout (r.a.g.level, layout, r.a.n, s, &row);
       rig_recache (&r);
       memset (&mo, 0, sizeof mo);
 
@@ -721,21 +704,21 @@ START_TEST (test_method)
           off = 0, len = rowbytes;
         snprintf (what, sizeof what, "RAID-%d %s of %d, write %d [%" PRIu64
                   ", +%" PRIu64 ") of row %" PRIu64 " (seed %" PRIu64 ")",
-                  r.g.level, layout_name (layout), r.n, w, off, len, s, seed);
+                  r.a.g.level, layout_name (layout), r.a.n, w, off, len, s, seed);
 
         predict (&r, &row, &mo, off, len, &pr);
         stripe_cache_stats (r.c, &before);
         reads0 = pages_of (&r, MEMBER_READ);
         writes0 = pages_of (&r, MEMBER_WRITE);
-        for (int m = 0; m < r.n; m++) {
-          wrote[m] = mem_member_stats (r.m[m])->requests[MEMBER_WRITE];
-          flushed[m] = mem_member_stats (r.m[m])->requests[MEMBER_FLUSH];
+        for (int m = 0; m < r.a.n; m++) {
+          wrote[m] = mem_member_stats (r.a.m[m])->requests[MEMBER_WRITE];
+          flushed[m] = mem_member_stats (r.a.m[m])->requests[MEMBER_FLUSH];
         }
         rnd_fill (buf, len);
         ck_assert_int_eq (array_write (&r, s * rowbytes + off, len, buf,
                                        fua), 0);
-        for (int m = 0; m < r.n; m++) {
-          const struct mem_stats *st = mem_member_stats (r.m[m]);
+        for (int m = 0; m < r.a.n; m++) {
+          const struct mem_stats *st = mem_member_stats (r.a.m[m]);
 
           ck_assert_msg (st->requests[MEMBER_FLUSH] - flushed[m] ==
                          (fua && st->requests[MEMBER_WRITE] > wrote[m]),
@@ -772,9 +755,9 @@ START_TEST (test_method)
       /* The sequence really exercised both methods (with two data
        * chunks RMW never reads fewer pages, as in md).
        */
-      ck_assert_msg (seen_rcw > 10 && (r.g.data_disks < 3 || seen_rmw > 3),
-                     "RAID-%d %s of %d: %u RMW, %u RCW", r.g.level,
-                     layout_name (layout), r.n, seen_rmw, seen_rcw);
+      ck_assert_msg (seen_rcw > 10 && (r.a.g.data_disks < 3 || seen_rmw > 3),
+                     "RAID-%d %s of %d: %u RMW, %u RCW", r.a.g.level,
+                     layout_name (layout), r.a.n, seen_rmw, seen_rcw);
       rig_free (&r);
     }
 }
@@ -800,16 +783,16 @@ rebuild_member (struct rig *r, int b, const char *what)
   uint8_t buf[2 * CHUNK];
   struct stripe_head *sh[4];
 
-  rnd_fill (member_chunk (r, b, 0), r->g.stripes * CHUNK);
-  set_state (r->m[b], MEMBER_REBUILDING, 0);
+  rnd_fill (member_chunk (r, b, 0), r->a.g.stripes * CHUNK);
+  set_state (r->a.m[b], MEMBER_REBUILDING, 0);
   rig_recache (r);              /* its bytes changed behind the cache */
-  for (uint64_t s = 0, n; s < r->g.stripes; s += n) {
+  for (uint64_t s = 0, n; s < r->a.g.stripes; s += n) {
     uint64_t len = 1 + rnd_below (sizeof buf);
     int ret;
 
     n = 1 + rnd_below (4);
-    if (n > r->g.stripes - s)
-      n = r->g.stripes - s;
+    if (n > r->a.g.stripes - s)
+      n = r->a.g.stripes - s;
     for (uint64_t k = 0; k < n; k++)
       sh[k] = stripe_cache_get (r->c, s + k);
     ret = stripe_rebuild_rows (r->c, sh, n, b);
@@ -817,13 +800,13 @@ rebuild_member (struct rig *r, int b, const char *what)
       stripe_cache_put (r->c, sh[k]);
     ck_assert_msg (ret == 0, "%s: stripe_rebuild_rows of rows %" PRIu64
                    "..%" PRIu64 ": %s", what, s, s + n - 1, strerror (errno));
-    set_state (r->m[b], MEMBER_REBUILDING, s + n);
+    set_state (r->a.m[b], MEMBER_REBUILDING, s + n);
     rnd_fill (buf, len);
-    ck_assert_msg (array_write (r, rnd_below (r->g.array_size - len + 1), len,
+    ck_assert_msg (array_write (r, rnd_below (r->a.g.array_size - len + 1), len,
                                 buf, false) == 0, "%s: a write during the "
                    "rebuild: %s", what, strerror (errno));
   }
-  set_state (r->m[b], MEMBER_IN_SYNC, 0);
+  set_state (r->a.m[b], MEMBER_IN_SYNC, 0);
   check_all (r, what);
 }
 
@@ -831,22 +814,22 @@ rebuild_member (struct rig *r, int b, const char *what)
 static void
 degraded_reads (struct rig *r, unsigned int failed, const char *what)
 {
-  uint64_t row = r->g.stripe_data_bytes;
+  uint64_t row = r->a.g.stripe_data_bytes;
 
-  for (int m = 0; m < r->n; m++)
+  for (int m = 0; m < r->a.n; m++)
     if (failed & (1u << m))
-      set_state (r->m[m], MEMBER_FAILED, 0);
+      set_state (r->a.m[m], MEMBER_FAILED, 0);
   rig_recache (r);
-  check_read (r, 0, r->g.array_size, what);
+  check_read (r, 0, r->a.g.array_size, what);
   for (int i = 0; i < 10; i++) {          /* and pieces, cached or not */
     uint64_t len = 1 + rnd_below (row + 1), off;
 
-    off = rnd_below (r->g.array_size - len + 1);
+    off = rnd_below (r->a.g.array_size - len + 1);
     check_read (r, off, len, what);
   }
-  for (int m = 0; m < r->n; m++)
+  for (int m = 0; m < r->a.n; m++)
     if (failed & (1u << m))
-      set_state (r->m[m], MEMBER_IN_SYNC, 0);
+      set_state (r->a.m[m], MEMBER_IN_SYNC, 0);
 }
 
 START_TEST (test_recover)
@@ -859,15 +842,15 @@ START_TEST (test_recover)
 
       rig_init (&r, configs[k].level, layout, configs[k].n, configs[k].n, 4);
       fill_array (&r);
-      for (int a = 0; a < r.n; a++) {
-        if (r.g.level == 5) {
+      for (int a = 0; a < r.a.n; a++) {
+        if (r.a.g.level == 5) {
           snprintf (what, sizeof what, "member %d failed", a);
           degraded_reads (&r, 1u << a, what);
           snprintf (what, sizeof what, "member %d rebuilt", a);
           rebuild_member (&r, a, what);
           continue;
         }
-        for (int b = a + 1; b < r.n; b++) {
+        for (int b = a + 1; b < r.a.n; b++) {
           snprintf (what, sizeof what, "members %d and %d failed", a, b);
           degraded_reads (&r, 1u << a | 1u << b, what);
           /* b rebuilt while a is failed, then the other way round (a
@@ -875,10 +858,10 @@ START_TEST (test_recover)
            * back), then b again, with nothing failed.
            */
           snprintf (what, sizeof what, "member %d rebuilt, %d failed", b, a);
-          set_state (r.m[a], MEMBER_FAILED, 0);
+          set_state (r.a.m[a], MEMBER_FAILED, 0);
           rebuild_member (&r, b, what);
           snprintf (what, sizeof what, "member %d rebuilt, %d failed", a, b);
-          set_state (r.m[b], MEMBER_FAILED, 0);
+          set_state (r.a.m[b], MEMBER_FAILED, 0);
           rebuild_member (&r, a, what);
           snprintf (what, sizeof what, "member %d rebuilt", b);
           rebuild_member (&r, b, what);
@@ -887,11 +870,11 @@ START_TEST (test_recover)
       /* One failure too many: the read fails, and says so. */
       {
         uint8_t buf[512];
-        unsigned int too_many = r.g.level == 5 ? 3u : 7u;
+        unsigned int too_many = r.a.g.level == 5 ? 3u : 7u;
 
-        for (int m = 0; m < r.n; m++)
+        for (int m = 0; m < r.a.n; m++)
           if (too_many & (1u << m))
-            set_state (r.m[m], MEMBER_FAILED, 0);
+            set_state (r.a.m[m], MEMBER_FAILED, 0);
         rig_recache (&r);
         errno = 0;
         ck_assert_int_eq (array_read (&r, 0, sizeof buf, buf), -1);
@@ -945,16 +928,16 @@ START_TEST (test_scrub)
 
       rig_init (&r, cfgs[k].level, layouts[l], cfgs[k].n, cfgs[k].n, 4);
       fill_array (&r);
-      for (uint64_t s = 0; s < r.g.stripes; s++) {
+      for (uint64_t s = 0; s < r.a.g.stripes; s++) {
         struct ref_row row;
         /* What to corrupt: P, Q (RAID-6), each data chunk. */
         int targets[MAXM + 2], nt = 0;
 
-        ref_layout (r.g.level, layouts[l], r.n, s, &row);
+        ref_layout (r.a.g.level, layouts[l], r.a.n, s, &row);
         targets[nt++] = row.p;
         if (row.q >= 0)
           targets[nt++] = row.q;
-        for (int i = 0; i < r.g.data_disks; i++)
+        for (int i = 0; i < r.a.g.data_disks; i++)
           targets[nt++] = row.data[i];
 
         for (int t = 0; t < nt; t++) {
@@ -965,7 +948,7 @@ START_TEST (test_scrub)
 
           snprintf (what, sizeof what, "RAID-%d %s of %d, row %" PRIu64
                     ", page %d of member %d (%s) corrupted (seed %" PRIu64
-                    ")", r.g.level, layout_name (layouts[l]), r.n, s, pg, m,
+                    ")", r.a.g.level, layout_name (layouts[l]), r.a.n, s, pg, m,
                     m == row.p ? "P" : m == row.q ? "Q" : "data", seed);
           ck_assert_int_eq (scrub_row (&r, s, false, &out), 0);
           ck_assert_msg (out.mismatches == 0, "%s: mismatch before", what);
@@ -973,13 +956,13 @@ START_TEST (test_scrub)
           ck_assert_int_eq (scrub_row (&r, s, false, &out), 0);
           ck_assert_msg (out.mismatches == 1, "%s: %u mismatches", what,
                          out.mismatches);
-          if (r.g.level == 6)
+          if (r.a.g.level == 6)
             ck_assert_msg (out.bad_data_member == (data ? m : -1),
                            "%s: bad_data_member %d", what,
                            out.bad_data_member);
           else
             ck_assert_int_eq (out.bad_data_member, -1);
-          if (data && r.g.level == 5) {
+          if (data && r.a.g.level == 5) {
             /* Nothing says which member is wrong: restore it by hand. */
             uint8_t ref[CHUNK];
 
@@ -997,7 +980,7 @@ START_TEST (test_scrub)
         }
       }
       rig_recache (&r);         /* RAID-5's data restored behind it */
-      check_read (&r, 0, r.g.array_size, "after the scrubs");
+      check_read (&r, 0, r.a.g.array_size, "after the scrubs");
       rig_free (&r);
     }
 }
@@ -1012,8 +995,8 @@ touched_members (struct rig *r, uint64_t s, uint64_t off, uint64_t len)
   struct ref_row row;
   unsigned int set = 0;
 
-  ref_layout (r->g.level, r->g.layout, r->n, s, &row);
-  for (int i = 0; i < r->g.data_disks; i++) {
+  ref_layout (r->a.g.level, r->a.g.layout, r->a.n, s, &row);
+  for (int i = 0; i < r->a.g.data_disks; i++) {
     uint64_t ws, we;
 
     written_range (off, len, i, &ws, &we);
@@ -1053,10 +1036,10 @@ START_TEST (test_faults)
         uint8_t buf[4 * CHUNK];
 
         rig_init (&r, cfgs[k].level, layout, cfgs[k].n, cfgs[k].n, 4);
-        rowbytes = r.g.stripe_data_bytes;
+        rowbytes = r.a.g.stripe_data_bytes;
         fill_array (&r);
         rig_recache (&r);       /* so that writes need reads */
-        s = rnd_below (r.g.stripes);
+        s = rnd_below (r.a.g.stripes);
         for (int attempt = 0; nfailed <= tolerance; attempt++) {
           uint64_t len = 1 + rnd_below (rowbytes < sizeof buf ? rowbytes
                                          : sizeof buf);
@@ -1073,12 +1056,12 @@ START_TEST (test_faults)
           ck_assert_int_lt (attempt, 50);
           snprintf (what, sizeof what, "RAID-%d %s of %d, row %" PRIu64
                     ", fault %u: member %d fails its %ss during [%" PRIu64
-                    ", +%" PRIu64 ") (seed %" PRIu64 ")", r.g.level,
-                    layout_name (layout), r.n, s, nfailed, m,
+                    ", +%" PRIu64 ") (seed %" PRIu64 ")", r.a.g.level,
+                    layout_name (layout), r.a.n, s, nfailed, m,
                     op == MEMBER_READ ? "read" : "write", off, len, seed);
           rnd_fill (buf, len);
-          mem_member_reset_stats (r.m[m]);
-          mem_member_fail_from (r.m[m], op, 0);
+          mem_member_reset_stats (r.a.m[m]);
+          mem_member_fail_from (r.a.m[m], op, 0);
           if (op == MEMBER_READ) {
             struct stripe_head *sh = stripe_cache_get (r.c, s);
 
@@ -1086,15 +1069,15 @@ START_TEST (test_faults)
             stripe_cache_put (r.c, sh);
           }
           ret = array_write (&r, s * rowbytes + off, len, buf, false);
-          if (mem_member_stats (r.m[m])->failed[op] == 0) {
+          if (mem_member_stats (r.a.m[m])->failed[op] == 0) {
             /* The write did not read from m after all: m is well. */
-            ck_assert_msg (ret == 0 && !member_failed (r.m[m]), "%s: the "
+            ck_assert_msg (ret == 0 && !member_failed (r.a.m[m]), "%s: the "
                            "write failed with no fault met", what);
-            mem_member_heal (r.m[m]);
+            mem_member_heal (r.a.m[m]);
             check_row (&r, s, what);
             continue;
           }
-          ck_assert_msg (member_failed (r.m[m]), "%s: not failed", what);
+          ck_assert_msg (member_failed (r.a.m[m]), "%s: not failed", what);
           failed |= 1u << m;
           nfailed++;
           if (nfailed <= tolerance) {
@@ -1144,17 +1127,17 @@ static void
 jump_during (struct rig *r, int a, int b, uint64_t s, bool write,
              const char *what)
 {
-  uint64_t rowbytes = r->g.stripe_data_bytes;
-  struct jump j = { r->m[a], s + 1 };
+  uint64_t rowbytes = r->a.g.stripe_data_bytes;
+  struct jump j = { r->a.m[a], s + 1 };
   int other = 0;
 
   while (other == a || other == b)
     other++;
-  set_state (r->m[a], MEMBER_REBUILDING, s);
+  set_state (r->a.m[a], MEMBER_REBUILDING, s);
   if (b >= 0)
-    set_state (r->m[b], MEMBER_FAILED, 0);
+    set_state (r->a.m[b], MEMBER_FAILED, 0);
   rig_recache (r);
-  mem_member_before (r->m[other], MEMBER_READ, jump_recovery, &j);
+  mem_member_before (r->a.m[other], MEMBER_READ, jump_recovery, &j);
   if (write) {
     uint8_t buf[CHUNK];
     uint64_t len = 1 + rnd_below (CHUNK), off = rnd_below (rowbytes - len + 1);
@@ -1166,8 +1149,8 @@ jump_during (struct rig *r, int a, int b, uint64_t s, bool write,
     rig_recache (r);
   }
   check_read (r, s * rowbytes, rowbytes, what);
-  mem_member_before (r->m[other], MEMBER_READ, NULL, NULL);
-  set_state (r->m[a], MEMBER_IN_SYNC, 0);
+  mem_member_before (r->a.m[other], MEMBER_READ, NULL, NULL);
+  set_state (r->a.m[a], MEMBER_IN_SYNC, 0);
   if (b >= 0) {
     /* b missed nothing only if nothing was written: rebuild it. */
     rebuild_member (r, b, what);
@@ -1183,10 +1166,10 @@ START_TEST (test_jump)
 
       rig_init (&r, configs[k].level, layout, configs[k].n, configs[k].n, 4);
       fill_array (&r);
-      for (int a = 0; a < r.n; a++)
-        for (int b = -1; b < (r.g.level == 6 ? r.n : 0); b++)
+      for (int a = 0; a < r.a.n; a++)
+        for (int b = -1; b < (r.a.g.level == 6 ? r.a.n : 0); b++)
           for (int write = 0; write <= 1; write++) {
-            uint64_t s = rnd_below (r.g.stripes);
+            uint64_t s = rnd_below (r.a.g.stripes);
             char what[128];
 
             if (b == a)
