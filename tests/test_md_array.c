@@ -356,6 +356,28 @@ reassemble (struct rig *r, const int *order, struct rig *out)
   return md_array_assemble (&out->ms, &out->cfg, &member_bytes, &out->md);
 }
 
+/* r's members reassembled in `order`: member `stale` is said to be
+ * stale, and kept in its role, failed, to be re-added (not replaced by a
+ * "missing" one); it is the only member failed.
+ */
+static void
+assemble_stale_kept (struct rig *r, const int *order, int stale)
+{
+  struct rig a;
+
+  last_error[0] = '\0';
+  ck_assert_int_eq (reassemble (r, order, &a), 0);
+  ck_assert_msg (strstr (last_error, "stale") != NULL, "said: %s",
+                 last_error);
+  ck_assert (member_failed (members_at (&a.ms, stale)));
+  ck_assert_str_ne (members_at (&a.ms, stale)->ops->kind, "missing");
+  for (int i = 0; i < a.ms.n; i++)
+    ck_assert (md_array_stale_at_assembly (a.md, i) == (i == stale));
+  ck_assert_int_eq (members_failed (&a.ms), 1);
+  md_array_close (a.md);
+  members_destroy (&a.ms);
+}
+
 /* Assembly: members in any order come out in role order; one event
  * behind is current enough (an update that a crash cut short); two
  * behind is stale and set aside, its role missing.
@@ -401,18 +423,8 @@ START_TEST (test_assemble)
     md_array_states_changed (r.md);
     memcpy (mem_member_data (m3) + SB, saved, SB);
     ck_assert_uint_eq (sb_events (m3) + 2, sb_events (members_at (&r.ms, 0)));
-    last_error[0] = '\0';
-    ck_assert_int_eq (reassemble (&r, order, &a), 0);
-    ck_assert_msg (strstr (last_error, "stale") != NULL, "said: %s",
-                   last_error);
     /* It keeps its role, failed, for jobs_after_fork to re-add. */
-    ck_assert (member_failed (members_at (&a.ms, 3)));
-    ck_assert_str_ne (members_at (&a.ms, 3)->ops->kind, "missing");
-    ck_assert (md_array_stale_at_assembly (a.md, 3));
-    ck_assert (!md_array_stale_at_assembly (a.md, 2));
-    ck_assert_int_eq (members_failed (&a.ms), 1);
-    md_array_close (a.md);
-    members_destroy (&a.ms);
+    assemble_stale_kept (&r, order, 3);
 
     /* md failed and removed it (`mdadm --fail X --remove X`): the others
      * have its slot free (spare, 0xffff), its own superblock still names
@@ -429,15 +441,7 @@ START_TEST (test_assemble)
       md_super_format (&sb, p);
     }
     ck_assert_uint_eq (sb_role (members_at (&r.ms, 0), 3), MD_ROLE_SPARE);
-    last_error[0] = '\0';
-    ck_assert_int_eq (reassemble (&r, order, &a), 0);
-    ck_assert_msg (strstr (last_error, "stale") != NULL, "said: %s",
-                   last_error);
-    ck_assert (member_failed (members_at (&a.ms, 3)));
-    ck_assert_str_ne (members_at (&a.ms, 3)->ops->kind, "missing");
-    ck_assert (md_array_stale_at_assembly (a.md, 3));
-    md_array_close (a.md);
-    members_destroy (&a.ms);
+    assemble_stale_kept (&r, order, 3);
 
     /* A member the others recorded faulty is not used, even one behind;
      * it too keeps its role, failed, to be re-added.
