@@ -36,10 +36,12 @@ while read -r name n level layout chunk sectors corrupt; do
 		md_idle
 		corrupt=
 	fi
-	echo 4096 > /sys/block/md0/md/stripe_cache_size
 	# md's own state: "active" while it has writes of its own in flight,
 	# clean again after safe_mode_delay (0.2 s) without; a slow guest
-	# can be caught in between, so give it 10 s to settle.
+	# can be caught in between, so give it 10 s to settle.  (The larger
+	# stripe cache comes after: writing stripe_cache_size marks the array
+	# active (md_allow_write), and nothing may wake md's thread to mark
+	# it clean again; CI once saw p6b still 'active' after the 10 s.)
 	w=0
 	while [ $w -lt 10 ] && [ "$(cat /sys/block/md0/md/array_state)" != clean ]; do
 		sleep 1; w=$((w + 1))
@@ -61,6 +63,7 @@ while read -r name n level layout chunk sectors corrupt; do
 	step "$name: read the pattern"
 	run patgen -l "/$name-writes.txt" "$sectors" /dev/md0
 	step "$name: check"
+	echo 4096 > /sys/block/md0/md/stripe_cache_size
 	echo check > /sys/block/md0/md/sync_action
 	md_idle
 	mm=$(cat /sys/block/md0/md/mismatch_cnt)
