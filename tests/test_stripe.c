@@ -38,6 +38,8 @@
  *            another failed one, for RAID-6), with writes to rows on both
  *            sides of the rebuild between windows, holds its reference
  *            chunks.
+ *  rebuild reads  a RAID-6 rebuild with one member lost reads one
+ *            parity a row, not two, and still writes the right bytes.
  *  scrub     a corrupted P page, Q page and data page are one mismatch
  *            each; RAID-6 locates the data page's member; repair makes
  *            the row right again (the data page restored).
@@ -885,6 +887,48 @@ START_TEST (test_recover)
 }
 END_TEST
 
+/* A RAID-6 rebuild with only the rebuilt member lost reads one parity,
+ * not two (stripe_recover.c, rebuild_skip): members - 2 chunks a row,
+ * every row read once, from a cold cache; and what it writes is still
+ * the member's reference bytes, in the rows where it holds data, P or Q.
+ */
+START_TEST (test_rebuild_reads)
+{
+  reseed (4);
+  for (int layout = 0; layout < NLAYOUTS; layout++)
+    for (int b = 0; b < 6; b++) {
+      struct stripe_head *sh[4];
+      struct rig r;
+      char what[64];
+      uint64_t reads0;
+
+      snprintf (what, sizeof what, "layout %d, member %d rebuilt", layout, b);
+      rig_init (&r, 6, layout, 6, 8, 4);
+      fill_array (&r);
+      rnd_fill (member_chunk (&r, b, 0), r.a.g.stripes * CHUNK);
+      set_state (r.a.m[b], MEMBER_REBUILDING, 0);
+      rig_recache (&r);
+      reads0 = pages_of (&r, MEMBER_READ);
+      for (uint64_t s = 0; s < r.a.g.stripes; s += 4) {
+        for (int k = 0; k < 4; k++)
+          sh[k] = stripe_cache_get (r.c, s + k);
+        ck_assert_int_eq (stripe_rebuild_rows (r.c, sh, 4, b), 0);
+        for (int k = 4; k-- > 0;)
+          stripe_cache_put (r.c, sh[k]);
+        set_state (r.a.m[b], MEMBER_REBUILDING, s + 4);
+      }
+      set_state (r.a.m[b], MEMBER_IN_SYNC, 0);
+      ck_assert_msg (pages_of (&r, MEMBER_READ) - reads0 ==
+                     r.a.g.stripes * 4 * (CHUNK / PAGE),
+                     "%s: %" PRIu64 " pages read, %" PRIu64 " expected", what,
+                     pages_of (&r, MEMBER_READ) - reads0,
+                     r.a.g.stripes * 4 * (CHUNK / PAGE));
+      check_all (&r, what);
+      rig_free (&r);
+    }
+}
+END_TEST
+
 /* (4) Scrub. */
 
 static int
@@ -1192,6 +1236,7 @@ stripe_suite (void)
     { "random", test_random_writes },
     { "method", test_method },
     { "recover", test_recover },
+    { "rebuild reads", test_rebuild_reads },
     { "scrub", test_scrub },
     { "faults", test_faults },
     { "jump", test_jump },
