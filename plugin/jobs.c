@@ -5,7 +5,8 @@
  * write-intent bitmap marks), scrubbing; and the resync after an unclean
  * shutdown.
  *
- * One background thread at a time runs a job, row by row:
+ * One background job at a time runs, row by row (a rebuild with two
+ * threads, each with a window of rows: rebuild_member):
  *
  *   rebuild  while some member is REBUILDING: for each row from its
  *            recovery_stripe on, take the row's lock, reconstruct the
@@ -260,55 +261,168 @@ rebuild_next_row (struct array *a, const struct job *j, uint64_t s)
   return dirty < j->whole_from ? dirty : j->whole_from;
 }
 
-/* Rows of member i's rebuild (the member with this serial) from row s on,
- * in a reader section of their own: a window of at most `max` rows that
- * the rebuild writes one after the other (rebuild_next_row), their locks
- * taken in row order and held together while stripe_rebuild_rows reads
- * them all at once, reconstructs them and writes them.  Client requests
- * on those rows wait for the window (a few milliseconds), as for one row
- * before; no request holds a row while it waits for another, so taking
- * several in order cannot deadlock (lock.h).  *rows: how many were done.
- * Returns 1 when they are, 0 if the member failed or was replaced
- * meanwhile (the rebuild of it is over), -1 if it cannot go on for want
- * of readable members.
+/* Two threads rebuild a member: each claims the next window of rows
+ * (rebuild_claim), takes their heads, reads, reconstructs and writes
+ * them (stripe_rebuild_rows), so that one thread's reads are in flight
+ * while the other computes and writes.  On page-cache members the
+ * kernel does the copies in the calling thread (or one io-wq worker per
+ * thread), and one thread alone kept one core busy and the other idle.
+ *
+ * Windows are claimed in row order and completed in that order too: a
+ * thread that is done with window k waits, still holding its heads, until
+ * window k - 1 has moved the recovery offset, then moves it past its own
+ * rows (rows a re-add jumped over included) and lets k + 1 go on.  So
+ * the recovery offset only ever covers rows that are written, and a
+ * window that fails (the member failed, or too few can be read) stops
+ * every later one from moving it.  The wait for the turn holds heads,
+ * but of rows no other rebuild thread takes, and the thread being waited
+ * for waits only for heads that clients hold, one each (lock.h).
  */
-static int
-rebuild_window (struct array *a, const struct job *j, int i,
-                uint64_t serial, uint64_t s, int max, uint64_t *rows)
-{
-  MEMBERS_READ_FOR_CURRENT_SCOPE (&a->ms);
-  struct member *m = still_member (a, i, serial);
-  struct stripe_head *sh[WINDOW_ROWS_MAX];
-  int n = 0, r = -1;
+#define REBUILD_THREADS 2
 
-  *rows = 0;
-  if (m == NULL)
-    return 0;
-  /* A re-add skipped the rows up to s: the bitmap says they were not
-   * written while it was out, so they hold the array's data already.
-   */
-  if (member_recovery_stripe (m) < s)
-    member_rebuilt_to (m, s);
-  do {
-    if ((sh[n] = stripe_cache_get (a->cache, s + n)) == NULL)
-      break;
-    n++;
-  } while (n < max && s + n < a->g.stripes &&
-           rebuild_next_row (a, j, s + n) == s + n);
-  if (n > 0 && (r = stripe_rebuild_rows (a->cache, sh, n, i)) == 0) {
+struct rebuild_run {
+  struct jobs *js;
+  struct job *j;
+  int i;                        /* the member, and its serial */
+  uint64_t serial;
+  int max;                      /* rows per window */
+
+  pthread_mutex_t claim_lock;   /* lock.h; next_row, claimed */
+  uint64_t next_row;            /* the first row no window has */
+  uint64_t claimed;             /* windows handed out */
+
+  pthread_mutex_t turn_lock;    /* lock.h; the fields below */
+  pthread_cond_t turn;          /* completed moved on */
+  uint64_t completed;           /* windows completed, in order */
+  int result;                   /* 1 going on; else rebuild_member's */
+  uint64_t done;                /* rows written, in completed windows */
+  uint64_t recorded;            /* done when last recorded in md */
+  int64_t recorded_at;
+};
+
+/* The next window: its first row *s, rows *n, sequence number *seq;
+ * false when there is none (done, stopped, or a window failed).
+ */
+static bool
+rebuild_claim (struct rebuild_run *run, uint64_t *s, uint64_t *n,
+               uint64_t *seq)
+{
+  struct array *a = run->js->a;
+  bool going;
+
+  pthread_mutex_lock (&run->turn_lock);
+  going = run->result == 1;
+  pthread_mutex_unlock (&run->turn_lock);
+  if (!going || stopping (run->j))
+    return false;
+
+  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&run->claim_lock);
+  *s = rebuild_next_row (a, run->j, run->next_row);
+  if (*s >= a->g.stripes)
+    return false;
+  *n = 1;
+  while (*n < (uint64_t) run->max && *s + *n < a->g.stripes &&
+         rebuild_next_row (a, run->j, *s + *n) == *s + *n)
+    ++*n;
+  run->next_row = *s + *n;
+  *seq = run->claimed++;
+  return true;
+}
+
+/* Window seq is done with outcome r (1 written, 0 the member failed or
+ * was replaced, -1 too few readable members): wait for its turn, then
+ * move the recovery offset past it if every window before it was written.
+ */
+static void
+rebuild_complete (struct rebuild_run *run, struct member *m, uint64_t s,
+                  uint64_t n, uint64_t seq, int r)
+{
+  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&run->turn_lock);
+  while (run->completed != seq)
+    pthread_cond_wait (&run->turn, &run->turn_lock);
+  if (run->result == 1 && r == 1) {
     member_rebuilt_to (m, s + n);
-    atomic_fetch_add_explicit (&m->resynced, (uint64_t) n * a->g.chunk,
+    atomic_fetch_add_explicit (&m->resynced, n * run->js->a->g.chunk,
                                memory_order_relaxed);
-    *rows = n;
+    run->done += n;
   }
-  for (int k = n; k-- > 0;)
+  else if (run->result == 1)
+    run->result = r;
+  run->completed++;
+  pthread_cond_broadcast (&run->turn);
+}
+
+/* Rows [s, s + n) of the member's rebuild, window seq, in a reader
+ * section of their own: their locks taken in row order and held together
+ * while stripe_rebuild_rows reads them all at once, reconstructs them and
+ * writes them, and until the window's turn (rebuild_complete).  Client
+ * requests on those rows wait for the window (a few milliseconds), as
+ * for one row; no request holds a row while it waits for another, so
+ * taking several in order cannot deadlock (lock.h).
+ */
+static void
+rebuild_window (struct rebuild_run *run, uint64_t s, uint64_t n,
+                uint64_t seq)
+{
+  struct array *a = run->js->a;
+  MEMBERS_READ_FOR_CURRENT_SCOPE (&a->ms);
+  struct member *m = still_member (a, run->i, run->serial);
+  struct stripe_head *sh[WINDOW_ROWS_MAX];
+  uint64_t got = 0;
+  int r = 0;
+
+  if (m) {
+    while (got < n && (sh[got] = stripe_cache_get (a->cache, s + got)))
+      got++;
+    r = got == n && stripe_rebuild_rows (a->cache, sh, n, run->i) == 0;
+    if (r == 0) {
+      nbdkit_error ("raid: rebuild of member %d (%s) stopped at row %"
+                    PRIu64 ": %m", run->i, m->name, s);
+      r = member_failed (m) ? 0 : -1;
+    }
+  }
+  rebuild_complete (run, m, s, n, seq, r);
+  for (uint64_t k = got; k-- > 0;)
     stripe_cache_put (a->cache, sh[k]);
-  if (r == -1) {
-    nbdkit_error ("raid: rebuild of member %d (%s) stopped at row %" PRIu64
-                  ": %m", i, m->name, s);
-    return member_failed (m) ? 0 : -1;
+}
+
+/* Record the recovery offset every 256 rows or every second, whichever
+ * comes first: where a restart goes on, and how far a re-add can trust
+ * the member should it fail during this rebuild.  No head is held (md's
+ * lock comes before the heads, lock.h).  Returns the rows done.
+ */
+static uint64_t
+rebuild_record (struct rebuild_run *run)
+{
+  int64_t now = now_ns ();
+  bool record = false;
+  uint64_t done;
+
+  pthread_mutex_lock (&run->turn_lock);
+  done = run->done;
+  if (done - run->recorded >= 256 || now - run->recorded_at >= 1000000000) {
+    run->recorded = done;
+    run->recorded_at = now;
+    record = true;
   }
-  return 1;
+  pthread_mutex_unlock (&run->turn_lock);
+  if (record)
+    md_array_states_changed (run->js->a->md);
+  return done;
+}
+
+static void *
+rebuild_thread (void *arg)
+{
+  struct rebuild_run *run = arg;
+  uint64_t s, n, seq;
+
+  while (rebuild_claim (run, &s, &n, &seq)) {
+    rebuild_window (run, s, n, seq);
+    throttle (run->js, run->j, rebuild_record (run) * run->js->a->g.chunk,
+              run->j->member_start);
+  }
+  return NULL;
 }
 
 /* Rows per window: WINDOW_BYTES of the member, within WINDOW_ROWS_MAX,
@@ -328,8 +442,9 @@ window_rows (const struct jobs *js)
 }
 
 /* Rebuild member i (the one with this serial) from its recovery offset
- * on, one window of rows per reader section (never across a throttle
- * wait).
+ * on, by REBUILD_THREADS threads, this one and helpers (fewer if a thread
+ * cannot be made), one window of rows per reader section (never across a
+ * throttle wait).
  * Returns -1 if it could not go on for want of readable members (it stays
  * rebuilding), else 0 (done, stopped, or the member failed or was
  * replaced meanwhile).
@@ -338,36 +453,32 @@ static int
 rebuild_member (struct jobs *js, struct job *j, int i, uint64_t serial)
 {
   struct array *a = js->a;
-  int64_t start = j->member_start, recorded_at = start;
-  uint64_t done = 0, recorded = 0, s, rows;
-  int max = window_rows (js);
+  struct rebuild_run run = {
+    .js = js, .j = j, .i = i, .serial = serial, .max = window_rows (js),
+    .next_row = j->first_row, .result = 1, .recorded_at = j->member_start,
+  };
+  pthread_t helpers[REBUILD_THREADS - 1];
+  int nhelpers = 0;
 
-  for (s = rebuild_next_row (a, j, j->first_row);
-       s < a->g.stripes && !stopping (j);
-       s = rebuild_next_row (a, j, s + rows)) {
-    int r = rebuild_window (a, j, i, serial, s, max, &rows);
-
-    if (r <= 0)
-      return r;
-    /* Record the recovery offset every 256 rows or every second, which
-     * ever comes first: where a restart goes on, and how far a re-add
-     * can trust the member should it fail during this rebuild.
-     */
-    int64_t now = now_ns ();
-
-    done += rows;
-    if (done - recorded >= 256 || now - recorded_at >= 1000000000) {
-      md_array_states_changed (a->md);
-      recorded = done;
-      recorded_at = now;
-    }
-    throttle (js, j, done * a->g.chunk, start);
-  }
+  pthread_mutex_init (&run.claim_lock, NULL);
+  pthread_mutex_init (&run.turn_lock, NULL);
+  pthread_cond_init (&run.turn, NULL);
+  while (nhelpers < REBUILD_THREADS - 1 &&
+         pthread_create (&helpers[nhelpers], NULL, rebuild_thread, &run) == 0)
+    nhelpers++;
+  rebuild_thread (&run);
+  while (nhelpers > 0)
+    pthread_join (helpers[--nhelpers], NULL);
+  pthread_cond_destroy (&run.turn);
+  pthread_mutex_destroy (&run.turn_lock);
+  pthread_mutex_destroy (&run.claim_lock);
+  if (run.result != 1)
+    return run.result;
 
   MEMBERS_READ_FOR_CURRENT_SCOPE (&a->ms);
   struct member *m = still_member (a, i, serial);
 
-  if (m && stopping (j) && done > recorded)
+  if (m && stopping (j) && run.done > run.recorded)
     md_array_states_changed (a->md);    /* where the next start goes on */
   if (m && j->readd && !stopping (j))
     member_rebuilt_to (m, a->g.stripes);        /* the clean rows left */
@@ -376,7 +487,7 @@ rebuild_member (struct jobs *js, struct job *j, int i, uint64_t serial)
     md_array_states_changed (a->md);
     nbdkit_debug ("raid: member %d (%s) %s in %.1f s, %" PRIu64 " rows "
                   "written", i, m->name, j->readd ? "re-added" : "rebuilt",
-                  (now_ns () - start) / 1e9, done);
+                  (now_ns () - j->member_start) / 1e9, run.done);
   }
   return 0;
 }

@@ -443,6 +443,10 @@ EXTRA_DIST += test-raid-blockdev.sh
 TESTS += test-raid-rebuild-sparse.py
 EXTRA_DIST += test-raid-rebuild-sparse.py
 
+# A two-thread rebuild moves the recovery offset only over written rows.
+TESTS += test-raid-rebuild-order.py
+EXTRA_DIST += test-raid-rebuild-order.py
+
 # The in-memory record of missed rows (plugin/missed_rows.c) that arrays
 # without an on-disk bitmap re-add from.
 if HAVE_CHECK
