@@ -107,7 +107,11 @@ print(mean([v for t, v in samples if ramp < t <= t0]),
 PY
 )
 printf 'rebuild of one %s member, 4K randwrite: %6.2f s = %7.1f MB/s\n' "$MEMBER_SIZE" "$t" "$(echo "$size_mb / $t" | bc -l)"
-printf 'clients, 4K randwrite IOPS: %.0f before the rebuild, %.0f during it: %.2f\n' \
-  "$before" "$during" "$(echo "$during / $before" | bc -l)"
+if [ "$during" = nan ] || [ "$before" = nan ]; then
+  echo "clients, 4K randwrite IOPS: no 100 ms sample before and during the rebuild (too short)"
+else
+  printf 'clients, 4K randwrite IOPS: %.0f before the rebuild, %.0f during it: %.2f\n' \
+    "$before" "$during" "$(echo "$during / $before" | bc -l)"
+fi
 "$ctl" "$dir/ctl" show > "$dir/show"   # whole: head would cut its pipe
 head -n 1 "$dir/show"
