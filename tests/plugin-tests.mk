@@ -445,6 +445,7 @@ EXTRA_DIST += test-raid-rebuild-sparse.py
 
 # A two-thread rebuild moves the recovery offset only over written rows.
 TESTS += test-raid-rebuild-order.py
+TSAN_TESTS += test-raid-rebuild-order.py
 EXTRA_DIST += test-raid-rebuild-order.py
 
 # The in-memory record of missed rows (plugin/missed_rows.c) that arrays
