@@ -5,8 +5,8 @@
  * write-intent bitmap marks), scrubbing; and the resync after an unclean
  * shutdown.
  *
- * One background job at a time runs, row by row (a rebuild with two
- * threads, each with a window of rows: rebuild_member):
+ * One background job at a time runs, row by row, in two threads that
+ * take windows of rows in turn (rows_run_threads):
  *
  *   rebuild  while some member is REBUILDING: for each row from its
  *            recovery_stripe on, take the row's lock, reconstruct the
@@ -261,30 +261,33 @@ rebuild_next_row (struct array *a, const struct job *j, uint64_t s)
   return dirty < j->whole_from ? dirty : j->whole_from;
 }
 
-/* Two threads rebuild a member: each claims the next window of rows
- * (rebuild_claim), takes their heads, reads, reconstructs and writes
- * them (stripe_rebuild_rows), so that one thread's reads are in flight
- * while the other computes and writes.  On page-cache members the
- * kernel does the copies in the calling thread (or one io-wq worker per
- * thread), and one thread alone kept one core busy and the other idle.
+/* Rows in two threads.  A rebuild and a scrub go over rows in windows (a
+ * rebuild's: up to WINDOW_BYTES of the member; a scrub's: one row), and
+ * two threads do it, each claiming the next window (rows_claim), so that
+ * one thread's reads are in flight while the other computes and writes.
+ * On page-cache members the kernel does the copies in the calling thread
+ * (or in one io-wq worker per thread), and one thread alone kept one core
+ * busy and left the other idle.
  *
- * Windows are claimed in row order and completed in that order too: a
- * thread that is done with window k waits, still holding its heads, until
- * window k - 1 has moved the recovery offset, then moves it past its own
- * rows (rows a re-add jumped over included) and lets k + 1 go on.  So
- * the recovery offset only ever covers rows that are written, and a
- * window that fails (the member failed, or too few can be read) stops
- * every later one from moving it.  The wait for the turn holds heads,
- * but of rows no other rebuild thread takes, and the thread being waited
- * for waits only for heads that clients hold, one each (lock.h).
+ * What must follow row order is done in turns: window k's turn
+ * (rows_turn_begin .. rows_turn_end) comes after window k - 1's.  In its
+ * turn a rebuild moves the recovery offset past its rows, so that the
+ * offset only ever covers rows that are written; a scrub records its row
+ * as resynced (md's checkpoint), and its mismatches and bad data.  A
+ * window that fails ends the run: the turns of the windows after it
+ * change nothing.  A rebuild thread waits for its turn holding its
+ * window's heads, but of rows no other thread of the run takes, and the
+ * thread it waits for waits only for heads that clients hold, one each
+ * (lock.h); a scrub thread puts its head first (md's lock comes before
+ * the heads).
  */
-#define REBUILD_THREADS 2
+#define ROW_THREADS 2
 
-struct rebuild_run {
+struct rows_run {
   struct jobs *js;
   struct job *j;
-  int i;                        /* the member, and its serial */
-  uint64_t serial;
+  /* The first row to go over at or after row (the row count: none). */
+  uint64_t (*next) (struct array *a, const struct job *j, uint64_t row);
   int max;                      /* rows per window */
 
   pthread_mutex_t claim_lock;   /* lock.h; next_row, claimed */
@@ -293,134 +296,195 @@ struct rebuild_run {
 
   pthread_mutex_t turn_lock;    /* lock.h; the fields below */
   pthread_cond_t turn;          /* completed moved on */
-  uint64_t completed;           /* windows completed, in order */
-  int result;                   /* 1 going on; else rebuild_member's */
-  uint64_t done;                /* rows written, in completed windows */
-  uint64_t recorded;            /* done when last recorded in md */
-  int64_t recorded_at;
+  uint64_t completed;           /* windows whose turn is over */
+  int result;                   /* 1 going on; else the job's outcome */
+  uint64_t done;                /* rows of the windows done in turn */
 };
+
+static void
+rows_run_init (struct rows_run *run, struct jobs *js, struct job *j,
+               uint64_t (*next) (struct array *, const struct job *,
+                                 uint64_t),
+               int max, uint64_t first)
+{
+  *run = (struct rows_run) {
+    .js = js, .j = j, .next = next, .max = max, .next_row = first,
+    .result = 1,
+  };
+  pthread_mutex_init (&run->claim_lock, NULL);
+  pthread_mutex_init (&run->turn_lock, NULL);
+  pthread_cond_init (&run->turn, NULL);
+}
+
+static void
+rows_run_destroy (struct rows_run *run)
+{
+  pthread_cond_destroy (&run->turn);
+  pthread_mutex_destroy (&run->turn_lock);
+  pthread_mutex_destroy (&run->claim_lock);
+}
+
+/* Run thread(run) in ROW_THREADS threads, this one and helpers (fewer if
+ * a thread cannot be made), and wait for all of them.
+ */
+static void
+rows_run_threads (struct rows_run *run, void *(*thread) (void *))
+{
+  pthread_t helpers[ROW_THREADS - 1];
+  int n = 0;
+
+  while (n < ROW_THREADS - 1 &&
+         pthread_create (&helpers[n], NULL, thread, run) == 0)
+    n++;
+  thread (run);
+  while (n > 0)
+    pthread_join (helpers[--n], NULL);
+}
+
+static bool
+rows_going (struct rows_run *run)
+{
+  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&run->turn_lock);
+  return run->result == 1;
+}
+
+static uint64_t
+rows_done (struct rows_run *run)
+{
+  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&run->turn_lock);
+  return run->done;
+}
 
 /* The next window: its first row *s, rows *n, sequence number *seq;
  * false when there is none (done, stopped, or a window failed).
  */
 static bool
-rebuild_claim (struct rebuild_run *run, uint64_t *s, uint64_t *n,
-               uint64_t *seq)
+rows_claim (struct rows_run *run, uint64_t *s, uint64_t *n, uint64_t *seq)
 {
   struct array *a = run->js->a;
-  bool going;
 
-  pthread_mutex_lock (&run->turn_lock);
-  going = run->result == 1;
-  pthread_mutex_unlock (&run->turn_lock);
-  if (!going || stopping (run->j))
+  if (!rows_going (run) || stopping (run->j))
     return false;
 
   ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&run->claim_lock);
-  *s = rebuild_next_row (a, run->j, run->next_row);
+  *s = run->next (a, run->j, run->next_row);
   if (*s >= a->g.stripes)
     return false;
   *n = 1;
   while (*n < (uint64_t) run->max && *s + *n < a->g.stripes &&
-         rebuild_next_row (a, run->j, *s + *n) == *s + *n)
+         run->next (a, run->j, *s + *n) == *s + *n)
     ++*n;
   run->next_row = *s + *n;
   *seq = run->claimed++;
   return true;
 }
 
-/* Window seq is done with outcome r (1 written, 0 the member failed or
- * was replaced, -1 too few readable members): wait for its turn, then
- * move the recovery offset past it if every window before it was written.
+/* Wait for window seq's turn; whether the run is still going on (if not,
+ * the window must change nothing in it).  Every claimed window takes its
+ * turn, and ends it with rows_turn_end.
  */
-static void
-rebuild_complete (struct rebuild_run *run, struct member *m, uint64_t s,
-                  uint64_t n, uint64_t seq, int r)
+static bool
+rows_turn_begin (struct rows_run *run, uint64_t seq)
 {
   ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&run->turn_lock);
   while (run->completed != seq)
     pthread_cond_wait (&run->turn, &run->turn_lock);
-  if (run->result == 1 && r == 1) {
-    member_rebuilt_to (m, s + n);
-    atomic_fetch_add_explicit (&m->resynced, n * run->js->a->g.chunk,
-                               memory_order_relaxed);
+  return run->result == 1;
+}
+
+/* The turn is over: the window's n rows were done (r == 1), or the run
+ * ends with outcome r.
+ */
+static void
+rows_turn_end (struct rows_run *run, int r, uint64_t n)
+{
+  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&run->turn_lock);
+  if (run->result == 1 && r == 1)
     run->done += n;
-  }
   else if (run->result == 1)
     run->result = r;
   run->completed++;
   pthread_cond_broadcast (&run->turn);
 }
 
+/* A rebuild of member i (the one with this serial): the run's outcome is
+ * rebuild_member's (0 the member failed or was replaced, -1 too few
+ * readable members).
+ */
+struct rebuild_run {
+  struct rows_run rows;         /* first: the threads are given &rows */
+  int i;
+  uint64_t serial;
+  uint64_t recorded;            /* rows.done when last recorded in md; */
+  int64_t recorded_at;          /* both written in turns */
+};
+
 /* Rows [s, s + n) of the member's rebuild, window seq, in a reader
  * section of their own: their locks taken in row order and held together
  * while stripe_rebuild_rows reads them all at once, reconstructs them and
- * writes them, and until the window's turn (rebuild_complete).  Client
- * requests on those rows wait for the window (a few milliseconds), as
- * for one row; no request holds a row while it waits for another, so
- * taking several in order cannot deadlock (lock.h).
+ * writes them, and until the window's turn is over.  Client requests on
+ * those rows wait for the window (a few milliseconds), as for one row; no
+ * request holds a row while it waits for another, so taking several in
+ * order cannot deadlock (lock.h).
+ *
+ * In its turn the window also decides whether to record the recovery
+ * offset in md: every 256 rows or every second, whichever comes first
+ * (where a restart goes on, and how far a re-add can trust the member
+ * should it fail during this rebuild).  That is done after the heads are
+ * put (md's lock comes before them).
  */
 static void
-rebuild_window (struct rebuild_run *run, uint64_t s, uint64_t n,
-                uint64_t seq)
+rebuild_window (struct rebuild_run *rr, uint64_t s, uint64_t n, uint64_t seq)
 {
-  struct array *a = run->js->a;
+  struct array *a = rr->rows.js->a;
   MEMBERS_READ_FOR_CURRENT_SCOPE (&a->ms);
-  struct member *m = still_member (a, run->i, run->serial);
+  struct member *m = still_member (a, rr->i, rr->serial);
   struct stripe_head *sh[WINDOW_ROWS_MAX];
   uint64_t got = 0;
+  bool record = false;
   int r = 0;
 
   if (m) {
     while (got < n && (sh[got] = stripe_cache_get (a->cache, s + got)))
       got++;
-    r = got == n && stripe_rebuild_rows (a->cache, sh, n, run->i) == 0;
+    r = got == n && stripe_rebuild_rows (a->cache, sh, n, rr->i) == 0;
     if (r == 0) {
       nbdkit_error ("raid: rebuild of member %d (%s) stopped at row %"
-                    PRIu64 ": %m", run->i, m->name, s);
+                    PRIu64 ": %m", rr->i, m->name, s);
       r = member_failed (m) ? 0 : -1;
     }
   }
-  rebuild_complete (run, m, s, n, seq, r);
+  if (rows_turn_begin (&rr->rows, seq) && r == 1) {
+    int64_t now = now_ns ();
+    uint64_t done = rows_done (&rr->rows) + n;
+
+    member_rebuilt_to (m, s + n);
+    atomic_fetch_add_explicit (&m->resynced, n * a->g.chunk,
+                               memory_order_relaxed);
+    if (done - rr->recorded >= 256 || now - rr->recorded_at >= 1000000000) {
+      rr->recorded = done;
+      rr->recorded_at = now;
+      record = true;
+    }
+  }
+  rows_turn_end (&rr->rows, r, n);
   for (uint64_t k = got; k-- > 0;)
     stripe_cache_put (a->cache, sh[k]);
-}
-
-/* Record the recovery offset every 256 rows or every second, whichever
- * comes first: where a restart goes on, and how far a re-add can trust
- * the member should it fail during this rebuild.  No head is held (md's
- * lock comes before the heads, lock.h).  Returns the rows done.
- */
-static uint64_t
-rebuild_record (struct rebuild_run *run)
-{
-  int64_t now = now_ns ();
-  bool record = false;
-  uint64_t done;
-
-  pthread_mutex_lock (&run->turn_lock);
-  done = run->done;
-  if (done - run->recorded >= 256 || now - run->recorded_at >= 1000000000) {
-    run->recorded = done;
-    run->recorded_at = now;
-    record = true;
-  }
-  pthread_mutex_unlock (&run->turn_lock);
   if (record)
-    md_array_states_changed (run->js->a->md);
-  return done;
+    md_array_states_changed (a->md);
 }
 
 static void *
 rebuild_thread (void *arg)
 {
-  struct rebuild_run *run = arg;
+  struct rebuild_run *rr = arg;
+  struct jobs *js = rr->rows.js;
   uint64_t s, n, seq;
 
-  while (rebuild_claim (run, &s, &n, &seq)) {
-    rebuild_window (run, s, n, seq);
-    throttle (run->js, run->j, rebuild_record (run) * run->js->a->g.chunk,
-              run->j->member_start);
+  while (rows_claim (&rr->rows, &s, &n, &seq)) {
+    rebuild_window (rr, s, n, seq);
+    throttle (js, rr->rows.j, rows_done (&rr->rows) * js->a->g.chunk,
+              rr->rows.j->member_start);
   }
   return NULL;
 }
@@ -442,9 +506,8 @@ window_rows (const struct jobs *js)
 }
 
 /* Rebuild member i (the one with this serial) from its recovery offset
- * on, by REBUILD_THREADS threads, this one and helpers (fewer if a thread
- * cannot be made), one window of rows per reader section (never across a
- * throttle wait).
+ * on, in two threads (rows_run_threads), one window of rows per reader
+ * section (never across a throttle wait).
  * Returns -1 if it could not go on for want of readable members (it stays
  * rebuilding), else 0 (done, stopped, or the member failed or was
  * replaced meanwhile).
@@ -453,32 +516,25 @@ static int
 rebuild_member (struct jobs *js, struct job *j, int i, uint64_t serial)
 {
   struct array *a = js->a;
-  struct rebuild_run run = {
-    .js = js, .j = j, .i = i, .serial = serial, .max = window_rows (js),
-    .next_row = j->first_row, .result = 1, .recorded_at = j->member_start,
+  struct rebuild_run rr = {
+    .i = i, .serial = serial, .recorded_at = j->member_start,
   };
-  pthread_t helpers[REBUILD_THREADS - 1];
-  int nhelpers = 0;
+  uint64_t done;
+  int result;
 
-  pthread_mutex_init (&run.claim_lock, NULL);
-  pthread_mutex_init (&run.turn_lock, NULL);
-  pthread_cond_init (&run.turn, NULL);
-  while (nhelpers < REBUILD_THREADS - 1 &&
-         pthread_create (&helpers[nhelpers], NULL, rebuild_thread, &run) == 0)
-    nhelpers++;
-  rebuild_thread (&run);
-  while (nhelpers > 0)
-    pthread_join (helpers[--nhelpers], NULL);
-  pthread_cond_destroy (&run.turn);
-  pthread_mutex_destroy (&run.turn_lock);
-  pthread_mutex_destroy (&run.claim_lock);
-  if (run.result != 1)
-    return run.result;
+  rows_run_init (&rr.rows, js, j, rebuild_next_row, window_rows (js),
+                 j->first_row);
+  rows_run_threads (&rr.rows, rebuild_thread);
+  result = rr.rows.result;
+  done = rr.rows.done;
+  rows_run_destroy (&rr.rows);
+  if (result != 1)
+    return result;
 
   MEMBERS_READ_FOR_CURRENT_SCOPE (&a->ms);
   struct member *m = still_member (a, i, serial);
 
-  if (m && stopping (j) && run.done > run.recorded)
+  if (m && stopping (j) && done > rr.recorded)
     md_array_states_changed (a->md);    /* where the next start goes on */
   if (m && j->readd && !stopping (j))
     member_rebuilt_to (m, a->g.stripes);        /* the clean rows left */
@@ -487,7 +543,7 @@ rebuild_member (struct jobs *js, struct job *j, int i, uint64_t serial)
     md_array_states_changed (a->md);
     nbdkit_debug ("raid: member %d (%s) %s in %.1f s, %" PRIu64 " rows "
                   "written", i, m->name, j->readd ? "re-added" : "rebuilt",
-                  (now_ns () - j->member_start) / 1e9, run.done);
+                  (now_ns () - j->member_start) / 1e9, done);
   }
   return 0;
 }
@@ -533,44 +589,65 @@ scrub_row (struct array *a, const struct job *j, uint64_t s,
 }
 
 /* Go over the rows; returns whether it went over all of them. */
+/* One thread of a scrub, a row at a time (rows_run_threads).  In its
+ * row's turn: md's resync checkpoint, the counts and the bad data, in
+ * row order.  A row that cannot be checked ends the scrub.
+ */
+static void *
+scrub_thread (void *arg)
+{
+  struct rows_run *run = arg;
+  struct jobs *js = run->js;
+  struct job *j = run->j;
+  struct array *a = js->a;
+  uint8_t *scratch = aligned_alloc (4096, STRIPE_SCRUB_SCRATCH);
+  uint64_t s, n, seq;
+
+  if (scratch == NULL) {
+    nbdkit_error ("raid: scrub: %m");   /* the other thread goes on */
+    return NULL;
+  }
+  while (rows_claim (run, &s, &n, &seq)) {
+    struct stripe_scrub res;
+    int r = scrub_row (a, j, s, scratch, &res);
+
+    if (r == -1)
+      nbdkit_error ("raid: scrub stopped at row %" PRIu64 ": %m", s);
+    if (rows_turn_begin (run, seq) && r == 0) {
+      if (j->resync)
+        md_array_row_resynced (a->md, s);
+      atomic_fetch_add_explicit (&j->mismatch_cnt, res.mismatches,
+                                 memory_order_relaxed);
+      if (res.bad_data_member >= 0)
+        record_bad_data (j, s, res.bad_data_member);
+      atomic_fetch_add_explicit (&j->rows_done, 1, memory_order_release);
+    }
+    rows_turn_end (run, r == 0 ? 1 : 0, 1);
+    if (j->resync)              /* md's sync speed limit: rebuild-rate */
+      throttle (js, j, rows_done (run) * a->g.chunk, j->start);
+  }
+  free (scratch);
+  return NULL;
+}
+
+/* Scrub (or resync) every row the job goes over, in two threads.  Whether
+ * it went over them all: then it finished, even if a stop came while the
+ * last one was checked (CI saw "finished": false with done equal to total
+ * after such a stop).
+ */
 static bool
 scrub (struct jobs *js, struct job *j)
 {
   struct array *a = js->a;
-  uint8_t *scratch = aligned_alloc (4096, STRIPE_SCRUB_SCRATCH);
-  uint64_t s, done = 0;
+  struct rows_run run;
+  bool finished;
 
-  if (scratch == NULL) {
-    nbdkit_error ("raid: scrub: %m");
-    return false;
-  }
-  for (s = next_row (a, j, 0); s < a->g.stripes && !stopping (j);
-       s = next_row (a, j, s + 1)) {
-    struct stripe_scrub res;
-    int r = scrub_row (a, j, s, scratch, &res);
-
-    if (r == -2)
-      break;
-    if (r == -1) {
-      nbdkit_error ("raid: scrub stopped at row %" PRIu64 ": %m", s);
-      break;
-    }
-    if (j->resync)
-      md_array_row_resynced (a->md, s);
-    atomic_fetch_add_explicit (&j->mismatch_cnt, res.mismatches,
-                               memory_order_relaxed);
-    if (res.bad_data_member >= 0)
-      record_bad_data (j, s, res.bad_data_member);
-    atomic_store_explicit (&j->rows_done, ++done, memory_order_release);
-    if (j->resync)              /* md's sync speed limit: rebuild-rate */
-      throttle (js, j, done * a->g.chunk, j->start);
-  }
-  free (scratch);
-  /* Past the last row, it went over them all, even if a stop came while
-   * the last one was checked (CI saw "finished": false with done equal
-   * to total after such a stop).
-   */
-  return s >= a->g.stripes;
+  rows_run_init (&run, js, j, next_row, 1, 0);
+  rows_run_threads (&run, scrub_thread);
+  finished = run.result == 1 && run.claimed == run.completed &&
+    next_row (a, j, run.next_row) >= a->g.stripes;
+  rows_run_destroy (&run);
+  return finished;
 }
 
 /* The job is over; after this the thread does not touch it. */

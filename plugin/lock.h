@@ -6,14 +6,14 @@
  * list; locks on one line are never held together.
  *
  *   1. jobs.c          jobs->lock        the running job, operator actions
- *      jobs.c          run->claim_lock   a rebuild's next window
+ *      jobs.c          run->claim_lock   a job's next window of rows
  *   2. members.h       ms->lock          the table's changes, limbo
  *   3. md_array.c      md->lock          superblock updates
  *   4. md_bitmap.c     bm->io_lock       one bitmap writeout at a time
  *   5. md_bitmap.c     bm->lock          the bitmap's image and counters
  *   6. stripe_internal.h  sh->lock       one stripe row (stripe head)
  *   7. stripe_internal.h  c->lock        the cache's table, LRU, budget
- *      jobs.c          run->turn_lock    a rebuild's windows' order
+ *      jobs.c          run->turn_lock    the turns of a job's windows
  *   8. member_nbd.c    a member's lock (its shared connection), then
  *                      sentinel_lock | registry_lock; backoff_lock alone
  *   9. md_array.c      an md identity's lock (inside member I/O)
@@ -26,8 +26,9 @@
  * waits for a head while it holds another but a rebuild thread, and it
  * waits only for rows of its own window, which no other rebuild thread
  * takes, so no cycle can form.  A rebuild thread also waits, holding its
- * window, for the windows below it to be done (run->turn); those threads
- * wait only for heads that clients hold, and a client holds one.  No thread takes any of 1-5
+ * window, for the turns of the windows below it (jobs.c, run->turn);
+ * those threads wait only for heads that clients hold, and a client
+ * holds one.  A scrub thread waits for its turn holding no head.  No thread takes any of 1-5
  * while it holds a head: what
  * md and the bitmap must do around a write (md_array_write_begin / _end,
  * md_array_flushed) happens before the row is taken or after it is put.
