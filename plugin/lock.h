@@ -5,8 +5,9 @@
  * Order.  A thread holding a lock may take only locks further down this
  * list; locks on one line are never held together.
  *
+ *   0. jobs.c          run->claim_lock   a job's next window of rows (the
+ *                                        rate's wait is made under it)
  *   1. jobs.c          jobs->lock        the running job, operator actions
- *      jobs.c          run->claim_lock   a job's next window of rows
  *   2. members.h       ms->lock          the table's changes, limbo
  *   3. md_array.c      md->lock          superblock updates
  *   4. md_bitmap.c     bm->io_lock       one bitmap writeout at a time
