@@ -445,7 +445,10 @@ struct rebuild_run {
  * request holds a row while it waits for another, so taking several in
  * order cannot deadlock (lock.h).
  *
- * In its turn the window also decides whether to record the recovery
+ * In its turn the window moves the recovery offset past its rows and
+ * past the rows before them that a re-add jumped over (the bitmap says
+ * they were not written while the member was out, so they hold the
+ * array's data already).  It also decides whether to record the recovery
  * offset in md: every 256 rows or every second, whichever comes first
  * (where a restart goes on, and how far a re-add can trust the member
  * should it fail during this rebuild).  That is done after the heads are
@@ -602,7 +605,6 @@ scrub_row (struct array *a, const struct job *j, uint64_t s,
   return r;
 }
 
-/* Go over the rows; returns whether it went over all of them. */
 /* One thread of a scrub, a row at a time (rows_run_threads).  In its
  * row's turn: md's resync checkpoint, the counts and the bad data, in
  * row order.  A row that cannot be checked ends the scrub.
@@ -657,7 +659,7 @@ scrub (struct jobs *js, struct job *j)
   /* A resync keeps to md's sync speed limit, rebuild-rate. */
   rows_run_init (&run, js, j, next_row, 1, 0, j->resync, j->start);
   rows_run_threads (&run, scrub_thread);
-  finished = run.result == 1 && run.claimed == run.completed &&
+  finished = run.result == 1 &&
     next_row (a, j, run.next_row) >= a->g.stripes;
   rows_run_destroy (&run);
   return finished;

@@ -29,9 +29,9 @@
  * takes, so no cycle can form.  A rebuild thread also waits, holding its
  * window, for the turns of the windows below it (jobs.c, run->turn);
  * those threads wait only for heads that clients hold, and a client
- * holds one.  A scrub thread waits for its turn holding no head.  No thread takes any of 1-5
- * while it holds a head: what
- * md and the bitmap must do around a write (md_array_write_begin / _end,
+ * holds one.  A scrub thread waits for its turn holding no head.  No
+ * thread takes any of 1-5 while it holds a head: what md and the bitmap
+ * must do around a write (md_array_write_begin / _end,
  * md_array_flushed) happens before the row is taken or after it is put.
  * c->lock (7) is never held during I/O or computation.  Each structure's
  * comment says what its lock guards; this list is the only place that
