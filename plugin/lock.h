@@ -15,8 +15,10 @@
  *   6. stripe_internal.h  sh->lock       one stripe row (stripe head)
  *   7. stripe_internal.h  c->lock        the cache's table, LRU, budget
  *      jobs.c          run->turn_lock    the turns of a job's windows
- *   8. member_nbd.c    a member's lock (its shared connection), then
- *                      sentinel_lock | registry_lock; backoff_lock alone
+ *   8. member_nbd.c    poller_lock, registry_lock, a member's
+ *                      connect_lock, its conn_lock, a batch's lock, in
+ *                      that order; sentinel_lock | backoff_lock, each
+ *                      under connect_lock at most
  *   9. md_array.c      an md identity's lock (inside member I/O)
  *  10. control.c       clients_lock      alone
  *  11. missed_rows.c   sweep_lock | thread_lock, each alone

@@ -153,6 +153,11 @@ TESTS += test-raid-remote-blocksize.py
 EXTRA_DIST += test-raid-remote-blocksize.py
 TESTS += test-raid-remote-noflush.sh
 EXTRA_DIST += test-raid-remote-noflush.sh
+# Issue 14: a remote member's requests share few connections (at most
+# two per member) with many in flight on each, not one connection per
+# nbdkit thread (the log filter's lines on each member server count them).
+TESTS += test-raid-nbd-shared-conn.py
+EXTRA_DIST += test-raid-nbd-shared-conn.py
 TESTS += test-raid-fail-random.py
 TSAN_TESTS += test-raid-fail-random.py
 EXTRA_DIST += test-raid-fail-random.py
