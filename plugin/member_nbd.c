@@ -204,6 +204,10 @@ struct nbd_member {
   struct nbd_handle *conn;      /* the connection that serves, shared by
                                    every thread; NULL: none yet */
   uint64_t conn_serial;         /* counts the connections made */
+  _Atomic int conn_fd;          /* conn's socket, -1 if none or dead, and */
+  _Atomic bool conn_wants_out;  /* whether libnbd waits to write on it:
+                                   what the poller polls; written under
+                                   conn_lock, read without (atomic) */
   pthread_mutex_t sentinel_lock; /* the two fields below, and its use */
   struct nbd_handle *sentinel;  /* with multi-conn, until an identity */
   const char *sentinel_lost;    /* why there is none, if there is none */
@@ -709,9 +713,29 @@ static void
 conn_drop (struct nbd_member *nm, uint64_t serial)
 {
   if (nm->conn && (serial == 0 || serial == nm->conn_serial)) {
+    atomic_store (&nm->conn_fd, -1);
     nbd_close (nm->conn);
     nm->conn = NULL;
   }
+}
+
+/* What the poller must watch on conn; conn_lock held. */
+static void
+conn_watch (struct nbd_member *nm)
+{
+  atomic_store (&nm->conn_fd, conn_usable (nm->conn)
+                ? nbd_aio_get_fd (nm->conn) : -1);
+  atomic_store (&nm->conn_wants_out, nm->conn &&
+                nbd_aio_get_direction (nm->conn) & LIBNBD_AIO_DIRECTION_WRITE);
+}
+
+/* h serves m from now on; conn_lock held (or m not yet registered). */
+static void
+conn_publish (struct nbd_member *nm, struct nbd_handle *h)
+{
+  nm->conn = h;
+  nm->conn_serial++;
+  conn_watch (nm);
 }
 
 /* m's connection, made now if it has none or a dead one: 0 with
@@ -745,8 +769,7 @@ conn_get (struct member *m, int64_t deadline, bool *new_conn)
     pthread_mutex_unlock (&nm->conn_lock);
     return -1;
   }
-  nm->conn = h;
-  nm->conn_serial++;
+  conn_publish (nm, h);
   *new_conn = true;
   return 0;
 }
@@ -878,8 +901,8 @@ issue_one (struct pending *p, int64_t deadline)
     nbdkit_error ("member %s: %s", io->member->name, nbd_get_error ());
     conn_drop (nm, p->serial);
   }
-  kick = new_conn ||
-    (nm->conn && nbd_aio_get_direction (nm->conn) & LIBNBD_AIO_DIRECTION_WRITE);
+  conn_watch (nm);
+  kick = new_conn || atomic_load (&nm->conn_wants_out);
   pthread_mutex_unlock (&nm->conn_lock);
   if (kick)
     poller_kick ();
@@ -1035,35 +1058,37 @@ poller_kick (void)
 }
 
 /* One round: wait until some member's connection can make progress, and
- * let libnbd make it (which ends commands: on_reply, on_free).  What was
- * polled is checked again under the locks: a connection dropped (and its
- * descriptor perhaps reused) meanwhile is skipped by its serial.
+ * let libnbd make it (which ends commands: on_reply, on_free).  The poll
+ * set is built from each member's conn_fd and conn_wants_out alone, so
+ * the poller takes no member's lock and makes no libnbd call (each takes
+ * the handle's lock, which a thread sending holds) but on a connection
+ * that has something to do.  What was polled is checked again under the
+ * locks: the member by its generation, the connection by its socket (a
+ * socket number reused by a new connection at worst costs libnbd a read
+ * that finds nothing).
  */
 static void
 poller_round (void)
 {
   struct pollfd fds[MAX_NBD_MEMBERS + 1];
   int id[MAX_NBD_MEMBERS + 1];
-  uint64_t gen[MAX_NBD_MEMBERS + 1], serial[MAX_NBD_MEMBERS + 1];
+  uint64_t gen[MAX_NBD_MEMBERS + 1];
   size_t n = 1;
 
   fds[0] = (struct pollfd) { .fd = poller.wake_fd, .events = POLLIN };
   pthread_mutex_lock (&registry_lock);
   for (int i = 0; i < MAX_NBD_MEMBERS; i++) {
     struct nbd_member *nm = by_id[i];
+    int fd = nm ? atomic_load (&nm->conn_fd) : -1;
 
-    if (nm == NULL)
+    if (fd == -1)
       continue;
-    pthread_mutex_lock (&nm->conn_lock);
-    if (conn_usable (nm->conn)) {
-      id[n] = i;
-      gen[n] = nm->gen;
-      serial[n] = nm->conn_serial;
-      fds[n++] = (struct pollfd) {
-        .fd = nbd_aio_get_fd (nm->conn), .events = poll_events (nm->conn),
-      };
-    }
-    pthread_mutex_unlock (&nm->conn_lock);
+    id[n] = i;
+    gen[n] = nm->gen;
+    fds[n++] = (struct pollfd) {
+      .fd = fd,
+      .events = POLLIN | (atomic_load (&nm->conn_wants_out) ? POLLOUT : 0),
+    };
   }
   pthread_mutex_unlock (&registry_lock);
 
@@ -1082,10 +1107,12 @@ poller_round (void)
     if (fds[j].revents == 0 || nm == NULL || nm->gen != gen[j])
       continue;                 /* closed meanwhile */
     pthread_mutex_lock (&nm->conn_lock);
-    if (nm->conn && nm->conn_serial == serial[j] &&
-        notify (nm->conn, fds[j].revents) == -1)
-      nbdkit_debug ("member %s: connection lost: %s", nm->uri,
-                    nbd_get_error ());
+    if (nm->conn && atomic_load (&nm->conn_fd) == fds[j].fd) {
+      if (notify (nm->conn, fds[j].revents) == -1)
+        nbdkit_debug ("member %s: connection lost: %s", nm->uri,
+                      nbd_get_error ());
+      conn_watch (nm);
+    }
     pthread_mutex_unlock (&nm->conn_lock);
   }
   pthread_mutex_unlock (&registry_lock);
@@ -1322,12 +1349,11 @@ member_nbd_open (const char *uri)
   pthread_mutex_init (&nm->conn_lock, NULL);
   pthread_mutex_init (&nm->sentinel_lock, NULL);
   pthread_mutex_init (&nm->backoff_lock, NULL);
+  atomic_store (&nm->conn_fd, -1);
   if (nm->multi_conn)
     nm->sentinel = h;
-  else {
-    nm->conn = h;
-    nm->conn_serial = 1;
-  }
+  else
+    conn_publish (nm, h);
   if (id_take (nm) == -1) {
     nbdkit_error ("member %s: too many NBD members open (at most %d)",
                   uri, MAX_NBD_MEMBERS);
