@@ -15,7 +15,7 @@
  *   6. stripe_internal.h  sh->lock       one stripe row (stripe head)
  *   7. stripe_internal.h  c->lock        the cache's table, LRU, budget
  *      jobs.c          run->turn_lock    the turns of a job's windows
- *   8. member_nbd.c    poller_lock, registry_lock, a member's
+ *   8. member_nbd.c    lf_lock, registry_lock, a member's
  *                      connect_lock, its conn_lock, a batch's lock, in
  *                      that order; sentinel_lock | backoff_lock, each
  *                      under connect_lock at most

@@ -4,11 +4,15 @@
  * Connections.  Each member has one connection that serves (conn),
  * shared by every nbdkit thread, with as many requests in flight on it
  * as the threads have sent.  A thread sends its batch's commands itself
- * (libnbd's aio calls, under the member's conn_lock) and sleeps until
- * they end; one thread for all members, the poller, waits in poll(2) on
- * every member's connection and lets libnbd read the replies, which end
- * the commands (on_reply, on_free) and wake the batch's thread when its
- * last one ends.  A thread kicks the poller (an eventfd) only when it
+ * (libnbd's aio calls, under the member's conn_lock) and then waits for
+ * them to end (on_reply, on_free).  Replies are read by one of the
+ * waiting threads at a time, the reader (leader/follower): a thread that
+ * waits while nobody reads becomes the reader; it polls every member's
+ * connection and lets libnbd read what arrives, which ends commands of
+ * every batch and wakes the threads whose batch ended, until its own
+ * batch ends; then it promotes a sleeping thread to read in its place.
+ * So a lone request costs no hand-off between threads, and many cost one
+ * wake-up per batch.  A thread kicks the reader (an eventfd) only when it
  * made a connection, or when libnbd could not send a whole command at
  * once and must wait for the socket.  Why not a connection per thread,
  * as before: a server pays for every request that arrives alone.  One
@@ -16,20 +20,20 @@
  * project's 2-core test machine (AMD EPYC, Zen 4): 16 connections with
  * one request each cost the server 31.8 us of CPU per request, one
  * connection with 16 in flight 11.1 us (16.4 and 8.9 with nbdkit -t 1).
- * One connection also serves members without multi-conn as well as those
- * with it: a flush covers the writes completed before it on that very
- * connection, which are all the array's.
+ * Why not a thread that only reads (tried): every batch then paid a
+ * hand-off from that thread, 7.6-8.4 context switches of the array's
+ * threads per 4 KiB random write against 5.1-5.4 with a connection per
+ * thread.  One connection also serves members without multi-conn as well
+ * as those with it: a flush covers the writes completed before it on
+ * that very connection, which are all the array's.
  *
  * Ids.  A member's id is its slot in the registry (by_id), which the
- * poller walks: the lowest free one, taken at open and given back at
+ * reader walks: the lowest free one, taken at open and given back at
  * close, so members come and go without limit (at most MAX_NBD_MEMBERS
- * open at once).  The poller starts with the first batch in a process
- * (threads do not survive nbdkit's fork into the background, which comes
- * after the members were opened and read) and stops, joined, when the
- * last member closes.  What it polled it checks again under the locks:
- * the member by its generation (a number never reused), the connection by
- * its serial, so a member closed or a connection dropped meanwhile is
- * never touched.
+ * open at once).  What the reader polled it checks again under the
+ * locks: the member by its generation (a number never reused), the
+ * connection by its socket, so a member closed or a connection dropped
+ * meanwhile is never touched.
  *
  * Shortages are not member failures.  A member fails when its server or
  * its disk fails, never because this process ran short, so nothing on the
@@ -134,12 +138,12 @@
  * flag): a plain NBD trim need not read back as zeroes, so it is never used.
  * Commands are at most 32 MiB, or the server's maximum block size.
  *
- * Locking order (lock.h, 8): poller_lock, then registry_lock, then a
+ * Locking order (lock.h, 8): lf_lock, then registry_lock, then a
  * member's connect_lock, then its conn_lock, then a batch's lock;
- * sentinel_lock and backoff_lock are taken alone, under connect_lock at
- * most.  libnbd's handle lock sits between conn_lock and a batch's lock:
+ * sentinel_lock and backoff_lock are taken under connect_lock at most.
+ * libnbd's handle lock sits between conn_lock and a batch's lock:
  * on_reply and on_free run inside libnbd's calls.  A connection attempt
- * holds connect_lock but not conn_lock, so the poller (which takes
+ * holds connect_lock but not conn_lock, so the reader (which takes
  * conn_lock under registry_lock) never waits for one.  The identity
  * callback may run under connect_lock (and md_array.c's lock) and takes
  * only its own.
@@ -206,7 +210,7 @@ struct nbd_member {
   uint64_t conn_serial;         /* counts the connections made */
   _Atomic int conn_fd;          /* conn's socket, -1 if none or dead, and */
   _Atomic bool conn_wants_out;  /* whether libnbd waits to write on it:
-                                   what the poller polls; written under
+                                   what the reader polls; written under
                                    conn_lock, read without (atomic) */
   pthread_mutex_t sentinel_lock; /* the two fields below, and its use */
   struct nbd_handle *sentinel;  /* with multi-conn, until an identity */
@@ -218,24 +222,28 @@ struct nbd_member {
 
 static int timeout_ms = 30000;
 
-/* The registry: the open members, whose connections the poller serves
- * (see Connections above).  registry_lock guards by_id, members_open
- * and poller.stop.  poller_lock is held while the poller starts or
- * stops, and guards poller.thread and poller.running; poller.up says,
- * without a lock, that it runs.
+/* The registry: the open members, whose connections the reader polls
+ * (see Connections above); registry_lock guards by_id.
  */
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct nbd_member *by_id[MAX_NBD_MEMBERS];
-static size_t members_open;
 static uint64_t last_gen;
-static pthread_mutex_t poller_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct {
-  pthread_t thread;
-  bool running;                 /* started in this process, not joined */
-  _Atomic bool up;              /* running and not asked to stop; atomic */
-  bool stop;                    /* asked to return */
-  int wake_fd;                  /* eventfd: look at the connections again */
-} poller = { .wake_fd = -1 };
+
+/* Who reads the replies: see Connections above.  lf_lock guards the two
+ * fields below.
+ */
+struct batch;
+static pthread_mutex_t lf_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool reading;            /* a waiting thread reads replies now */
+static struct batch *sleepers;  /* the other waiting threads' batches */
+static int wake_fd = -1;        /* eventfd: the reader must poll anew */
+static pthread_once_t wake_once = PTHREAD_ONCE_INIT;
+
+static void
+wake_fd_create (void)
+{
+  wake_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
+}
 
 /* Take the lowest free id; -1 if all are in use. */
 static int
@@ -249,7 +257,6 @@ id_take (struct nbd_member *nm)
       by_id[i] = nm;
       nm->id = i;
       nm->gen = ++last_gen;
-      members_open++;
       r = 0;
       break;
     }
@@ -257,35 +264,13 @@ id_take (struct nbd_member *nm)
   return r;
 }
 
-static void poller_kick (void);
-
-/* Give the id back: the poller no longer looks at the member.  With the
- * last member the poller stops, joined here, so that no thread of this
- * file outlives the members (a batch on a member opened later starts a
- * new one).
- */
+/* Give the id back: the reader no longer looks at the member. */
 static void
 id_give_back (struct nbd_member *nm)
 {
-  bool join;
-
-  pthread_mutex_lock (&poller_lock);
   pthread_mutex_lock (&registry_lock);
   by_id[nm->id] = NULL;
-  members_open--;
-  join = members_open == 0 && poller.running;
-  if (join) {
-    atomic_store (&poller.up, false);
-    poller.stop = true;
-  }
   pthread_mutex_unlock (&registry_lock);
-  if (join) {
-    poller_kick ();
-    pthread_join (poller.thread, NULL);
-    poller.running = false;
-    poller.stop = false;
-  }
-  pthread_mutex_unlock (&poller_lock);
 }
 
 void
@@ -656,6 +641,16 @@ check_conn (struct member *m, struct nbd_handle *h, int64_t deadline,
   return r;
 }
 
+/* The reader must poll anew (a new connection, or one to write on). */
+static void
+kick_reader (void)
+{
+  uint64_t one = 1;
+
+  if (write (wake_fd, &one, sizeof one) == -1 && errno != EAGAIN)
+    nbdkit_debug ("eventfd: %m");
+}
+
 /* A new, checked connection to m, unless backing off after a recent
  * failure.  NULL: EIO.
  */
@@ -719,7 +714,7 @@ conn_drop (struct nbd_member *nm, uint64_t serial)
   }
 }
 
-/* What the poller must watch on conn; conn_lock held. */
+/* What the reader must watch on conn; conn_lock held. */
 static void
 conn_watch (struct nbd_member *nm)
 {
@@ -740,7 +735,7 @@ conn_publish (struct nbd_member *nm, struct nbd_handle *h)
 
 /* m's connection, made now if it has none or a dead one: 0 with
  * conn_lock held, or -1 (EIO) without it.  Attempts are made one at a
- * time (connect_lock), without conn_lock, so the poller and the threads
+ * time (connect_lock), without conn_lock, so the reader and the threads
  * using the old connection never wait for a connection attempt.
  */
 static int
@@ -776,14 +771,17 @@ conn_get (struct member *m, int64_t deadline, bool *new_conn)
 
 /* A batch: the requests of one call of nbd_io, and the thread that
  * waits for them.  Their commands end in on_reply and on_free, called by
- * libnbd in whichever thread drives the connection then (the poller,
- * mostly), which is why the count and each request's end are under
- * the batch's lock.
+ * libnbd in whichever thread reads the connection's replies then, which
+ * is why the count and each request's end are under the batch's lock.
  */
 struct batch {
-  pthread_mutex_t lock;
-  pthread_cond_t ended;         /* flying reached 0 */
+  pthread_mutex_t lock;         /* flying, promoted, each request's end */
+  pthread_cond_t wake;          /* flying reached 0, or promoted */
   size_t flying;                /* commands whose on_free has not run */
+  bool promoted;                /* asked to read replies */
+  bool reading;                 /* its thread is the reader */
+  pthread_t owner;              /* its thread */
+  struct batch *next, **pprev;  /* on sleepers; lf_lock */
 };
 
 /* One request: its command in flight, and what became of it. */
@@ -819,8 +817,16 @@ on_free (void *user_data)
   pthread_mutex_lock (&b->lock);
   p->flying = false;
   p->ended = true;
-  if (--b->flying == 0)
-    pthread_cond_signal (&b->ended);
+  /* The last one: wake the batch's thread.  A reader sleeps in poll(2),
+   * not on the condition: it needs a kick when another thread ended its
+   * commands (by closing their connection, or by a send that found the
+   * connection dead); a connection closed under poll(2) never wakes it.
+   */
+  if (--b->flying == 0) {
+    pthread_cond_signal (&b->wake);
+    if (b->reading && !pthread_equal (pthread_self (), b->owner))
+      kick_reader ();
+  }
   pthread_mutex_unlock (&b->lock);
 }
 
@@ -862,7 +868,7 @@ finished (const struct member_io *io)
                      : io->done >= io->len);
 }
 
-/* Send p's next command on its member's connection.  The poller is
+/* Send p's next command on its member's connection.  The reader is
  * kicked when the connection is new (it must watch it) or when libnbd
  * could not send all of the command at once (it must wait for POLLOUT).
  */
@@ -905,7 +911,7 @@ issue_one (struct pending *p, int64_t deadline)
   kick = new_conn || atomic_load (&nm->conn_wants_out);
   pthread_mutex_unlock (&nm->conn_lock);
   if (kick)
-    poller_kick ();
+    kick_reader ();
 }
 
 /* Take the result of p's command, which has ended.  A command lost with
@@ -945,23 +951,116 @@ take_result (struct pending *p)
   }
 }
 
-/* Wait until no command of b is in flight, or deadline: 0, or -1 at
- * the deadline.  The wait is bounded by one clock read (ms_left).
+/* One round of the reader, for up to wait_ms: wait until some member's
+ * connection can make progress, and let libnbd make it (which ends
+ * commands: on_reply, on_free).  The poll set is built from each
+ * member's conn_fd and conn_wants_out alone, so the reader takes no
+ * member's lock and makes no libnbd call (each takes the handle's lock,
+ * which a thread sending holds) but on a connection that has something
+ * to do.  What was polled is checked again under the locks: the member
+ * by its generation, the connection by its socket (a socket number
+ * reused by a new connection at worst costs libnbd a read that finds
+ * nothing).
+ */
+static void
+read_round (int wait_ms)
+{
+  struct pollfd fds[MAX_NBD_MEMBERS + 1];
+  int id[MAX_NBD_MEMBERS + 1];
+  uint64_t gen[MAX_NBD_MEMBERS + 1];
+  size_t n = 1;
+
+  fds[0] = (struct pollfd) { .fd = wake_fd, .events = POLLIN };
+  pthread_mutex_lock (&registry_lock);
+  for (int i = 0; i < MAX_NBD_MEMBERS; i++) {
+    struct nbd_member *nm = by_id[i];
+    int fd = nm ? atomic_load (&nm->conn_fd) : -1;
+
+    if (fd == -1)
+      continue;
+    id[n] = i;
+    gen[n] = nm->gen;
+    fds[n++] = (struct pollfd) {
+      .fd = fd,
+      .events = POLLIN | (atomic_load (&nm->conn_wants_out) ? POLLOUT : 0),
+    };
+  }
+  pthread_mutex_unlock (&registry_lock);
+
+  if (poll (fds, n, wait_ms) <= 0)
+    return;
+  if (fds[0].revents & POLLIN) {
+    uint64_t v;
+
+    if (read (wake_fd, &v, sizeof v) == -1 && errno != EAGAIN)
+      nbdkit_debug ("eventfd: %m");
+  }
+  pthread_mutex_lock (&registry_lock);
+  for (size_t j = 1; j < n; j++) {
+    struct nbd_member *nm = by_id[id[j]];
+
+    if (fds[j].revents == 0 || nm == NULL || nm->gen != gen[j])
+      continue;                 /* closed meanwhile */
+    pthread_mutex_lock (&nm->conn_lock);
+    if (nm->conn && atomic_load (&nm->conn_fd) == fds[j].fd) {
+      if (notify (nm->conn, fds[j].revents) == -1)
+        nbdkit_debug ("member %s: connection lost: %s", nm->uri,
+                      nbd_get_error ());
+      conn_watch (nm);
+    }
+    pthread_mutex_unlock (&nm->conn_lock);
+  }
+  pthread_mutex_unlock (&registry_lock);
+}
+
+static bool
+batch_done (struct batch *b)
+{
+  bool done;
+
+  pthread_mutex_lock (&b->lock);
+  done = b->flying == 0;
+  pthread_mutex_unlock (&b->lock);
+  return done;
+}
+
+/* Read replies, for every batch, until b's last command ended (0) or
+ * the deadline (-1).
  */
 static int
-batch_wait (struct batch *b, int64_t deadline)
+read_for (struct batch *b, int64_t deadline)
 {
   int r = 0;
 
   pthread_mutex_lock (&b->lock);
-  while (b->flying > 0) {
+  b->reading = true;
+  pthread_mutex_unlock (&b->lock);
+  while (!batch_done (b)) {
     int left = ms_left (deadline);
-    struct timespec ts;
 
     if (left == 0) {
       r = -1;
       break;
     }
+    read_round (left);
+  }
+  pthread_mutex_lock (&b->lock);
+  b->reading = false;
+  pthread_mutex_unlock (&b->lock);
+  return r;
+}
+
+/* Sleep until b's last command ended, b is promoted, or the deadline. */
+static void
+sleep_for (struct batch *b, int64_t deadline)
+{
+  pthread_mutex_lock (&b->lock);
+  while (b->flying > 0 && !b->promoted) {
+    int left = ms_left (deadline);
+    struct timespec ts;
+
+    if (left == 0)
+      break;
     clock_gettime (CLOCK_MONOTONIC, &ts);
     ts.tv_sec += left / 1000;
     ts.tv_nsec += left % 1000 * 1000000L;
@@ -969,9 +1068,79 @@ batch_wait (struct batch *b, int64_t deadline)
       ts.tv_sec++;
       ts.tv_nsec -= 1000000000L;
     }
-    pthread_cond_timedwait (&b->ended, &b->lock, &ts);
+    pthread_cond_timedwait (&b->wake, &b->lock, &ts);
   }
+  b->promoted = false;
   pthread_mutex_unlock (&b->lock);
+}
+
+/* No thread reads: wake a sleeping one to take the role; lf_lock held. */
+static void
+promote_one (void)
+{
+  struct batch *w = sleepers;
+
+  if (reading || w == NULL)
+    return;
+  pthread_mutex_lock (&w->lock);
+  w->promoted = true;
+  pthread_cond_signal (&w->wake);
+  pthread_mutex_unlock (&w->lock);
+}
+
+static void
+sleepers_add (struct batch *b)
+{
+  b->next = sleepers;
+  if (b->next)
+    b->next->pprev = &b->next;
+  b->pprev = &sleepers;
+  sleepers = b;
+}
+
+static void
+sleepers_remove (struct batch *b)
+{
+  *b->pprev = b->next;
+  if (b->next)
+    b->next->pprev = b->pprev;
+}
+
+/* Wait until no command of b is in flight (0), or the deadline (-1),
+ * bounded by one clock read at each step (ms_left).  See Connections
+ * above: the thread reads replies itself if no other thread does; else
+ * it sleeps until its batch ends or the reader, done, hands it the role.
+ */
+static int
+batch_wait (struct batch *b, int64_t deadline)
+{
+  int r = 0;
+
+  pthread_mutex_lock (&lf_lock);
+  while (!batch_done (b)) {
+    if (ms_left (deadline) == 0) {
+      r = -1;
+      break;
+    }
+    if (!reading) {
+      reading = true;
+      pthread_mutex_unlock (&lf_lock);
+      r = read_for (b, deadline);
+      pthread_mutex_lock (&lf_lock);
+      reading = false;
+      promote_one ();
+      if (r == -1)
+        break;
+      continue;
+    }
+    sleepers_add (b);
+    pthread_mutex_unlock (&lf_lock);
+    sleep_for (b, deadline);
+    pthread_mutex_lock (&lf_lock);
+    sleepers_remove (b);
+  }
+  promote_one ();               /* if it was handed the role, done */
+  pthread_mutex_unlock (&lf_lock);
   return r;
 }
 
@@ -1005,12 +1174,12 @@ static void
 run_batch (struct member_io **ios, size_t n, struct pending *p)
 {
   int64_t deadline = now_ms () + timeout_ms;
-  struct batch b = { .flying = 0 };
+  struct batch b = { .owner = pthread_self () };
   pthread_condattr_t ca;
 
   pthread_condattr_init (&ca);
   pthread_condattr_setclock (&ca, CLOCK_MONOTONIC);
-  pthread_cond_init (&b.ended, &ca);
+  pthread_cond_init (&b.wake, &ca);
   pthread_condattr_destroy (&ca);
   pthread_mutex_init (&b.lock, NULL);
   for (size_t i = 0; i < n; i++) {
@@ -1040,167 +1209,10 @@ run_batch (struct member_io **ios, size_t n, struct pending *p)
   for (size_t i = 0; i < n; i++)
     if (!finished (ios[i]))
       ios[i]->err = EIO;
-  pthread_cond_destroy (&b.ended);
+  pthread_cond_destroy (&b.wake);
   pthread_mutex_destroy (&b.lock);
 }
 
-
-/* The poller (see Connections above). */
-
-static void
-poller_kick (void)
-{
-  uint64_t one = 1;
-
-  if (poller.wake_fd != -1 &&
-      write (poller.wake_fd, &one, sizeof one) == -1 && errno != EAGAIN)
-    nbdkit_debug ("poller: eventfd: %m");
-}
-
-/* One round: wait until some member's connection can make progress, and
- * let libnbd make it (which ends commands: on_reply, on_free).  The poll
- * set is built from each member's conn_fd and conn_wants_out alone, so
- * the poller takes no member's lock and makes no libnbd call (each takes
- * the handle's lock, which a thread sending holds) but on a connection
- * that has something to do.  What was polled is checked again under the
- * locks: the member by its generation, the connection by its socket (a
- * socket number reused by a new connection at worst costs libnbd a read
- * that finds nothing).
- */
-static void
-poller_round (void)
-{
-  struct pollfd fds[MAX_NBD_MEMBERS + 1];
-  int id[MAX_NBD_MEMBERS + 1];
-  uint64_t gen[MAX_NBD_MEMBERS + 1];
-  size_t n = 1;
-
-  fds[0] = (struct pollfd) { .fd = poller.wake_fd, .events = POLLIN };
-  pthread_mutex_lock (&registry_lock);
-  for (int i = 0; i < MAX_NBD_MEMBERS; i++) {
-    struct nbd_member *nm = by_id[i];
-    int fd = nm ? atomic_load (&nm->conn_fd) : -1;
-
-    if (fd == -1)
-      continue;
-    id[n] = i;
-    gen[n] = nm->gen;
-    fds[n++] = (struct pollfd) {
-      .fd = fd,
-      .events = POLLIN | (atomic_load (&nm->conn_wants_out) ? POLLOUT : 0),
-    };
-  }
-  pthread_mutex_unlock (&registry_lock);
-
-  if (poll (fds, n, -1) == -1)
-    return;
-  if (fds[0].revents & POLLIN) {
-    uint64_t v;
-
-    if (read (poller.wake_fd, &v, sizeof v) == -1 && errno != EAGAIN)
-      nbdkit_debug ("poller: eventfd: %m");
-  }
-  pthread_mutex_lock (&registry_lock);
-  for (size_t j = 1; j < n; j++) {
-    struct nbd_member *nm = by_id[id[j]];
-
-    if (fds[j].revents == 0 || nm == NULL || nm->gen != gen[j])
-      continue;                 /* closed meanwhile */
-    pthread_mutex_lock (&nm->conn_lock);
-    if (nm->conn && atomic_load (&nm->conn_fd) == fds[j].fd) {
-      if (notify (nm->conn, fds[j].revents) == -1)
-        nbdkit_debug ("member %s: connection lost: %s", nm->uri,
-                      nbd_get_error ());
-      conn_watch (nm);
-    }
-    pthread_mutex_unlock (&nm->conn_lock);
-  }
-  pthread_mutex_unlock (&registry_lock);
-}
-
-static void *
-poller_thread (void *arg)
-{
-  for (;;) {
-    bool stop;
-
-    pthread_mutex_lock (&registry_lock);
-    stop = poller.stop;
-    pthread_mutex_unlock (&registry_lock);
-    if (stop)
-      return NULL;
-    poller_round ();
-  }
-}
-
-/* Threads do not survive fork(2): nbdkit's fork into the background
- * (after members were opened and read) leaves the child without the
- * poller, and with the parent's eventfd.  The child starts its own on its
- * first batch.
- */
-static void
-poller_prepare (void)
-{
-  pthread_mutex_lock (&poller_lock);
-  pthread_mutex_lock (&registry_lock);
-}
-
-static void
-poller_parent (void)
-{
-  pthread_mutex_unlock (&registry_lock);
-  pthread_mutex_unlock (&poller_lock);
-}
-
-static void
-poller_child (void)
-{
-  if (poller.wake_fd != -1)
-    close (poller.wake_fd);
-  poller.wake_fd = -1;
-  poller.running = false;
-  poller.stop = false;
-  atomic_store (&poller.up, false);
-  pthread_mutex_unlock (&registry_lock);
-  pthread_mutex_unlock (&poller_lock);
-}
-
-static void
-poller_atfork (void)
-{
-  pthread_atfork (poller_prepare, poller_parent, poller_child);
-}
-
-/* Start the poller if it is not running in this process: -1 (EIO for
- * the batch) if it cannot be.
- */
-static int
-poller_ensure (void)
-{
-  static pthread_once_t once = PTHREAD_ONCE_INIT;
-  int r = 0;
-
-  if (atomic_load (&poller.up))
-    return 0;
-  pthread_once (&once, poller_atfork);
-  pthread_mutex_lock (&poller_lock);
-  if (!poller.running) {
-    if (poller.wake_fd == -1)
-      poller.wake_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
-    errno = poller.wake_fd == -1 ? errno
-      : pthread_create (&poller.thread, NULL, poller_thread, NULL);
-    if (poller.wake_fd == -1 || errno != 0) {
-      nbdkit_error ("NBD members: cannot start the poller: %m");
-      r = -1;
-    }
-    else {
-      poller.running = true;
-      atomic_store (&poller.up, true);
-    }
-  }
-  pthread_mutex_unlock (&poller_lock);
-  return r;
-}
 
 /* The whole batch at once, or, if its list cannot be allocated, in
  * pieces of STACK_PENDING from the stack (see Shortages above).
@@ -1211,11 +1223,6 @@ nbd_io (struct member_io **ios, size_t n)
   struct pending stack[STACK_PENDING];
   struct pending *p;
 
-  if (poller_ensure () == -1) {
-    for (size_t i = 0; i < n; i++)
-      ios[i]->err = EIO;
-    return 0;
-  }
   p = n > STACK_PENDING ? calloc (n, sizeof *p) : NULL;
   if (p) {
     run_batch (ios, n, p);
@@ -1315,6 +1322,11 @@ member_nbd_open (const char *uri)
     nbdkit_error ("calloc: %m");
     goto err;
   }
+  pthread_once (&wake_once, wake_fd_create);
+  if (wake_fd == -1) {
+    nbdkit_error ("member %s: cannot make an eventfd for its replies", uri);
+    goto err;
+  }
   h = connect_uri (uri, now_ms () + timeout_ms, why, sizeof why);
   if (h == NULL) {
     nbdkit_error ("member %s: %s", uri, why);
@@ -1344,7 +1356,7 @@ member_nbd_open (const char *uri)
                   "nothing beyond a completed write: the array sends it no "
                   "flushes, and its writes are as durable as the server "
                   "makes them", uri);
-  /* Ready before the id publishes it to the poller. */
+  /* Ready before the id publishes it to the reader. */
   pthread_mutex_init (&nm->connect_lock, NULL);
   pthread_mutex_init (&nm->conn_lock, NULL);
   pthread_mutex_init (&nm->sentinel_lock, NULL);

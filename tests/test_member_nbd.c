@@ -14,11 +14,8 @@
  * ones; while `clock_step_ms` is set, every read of CLOCK_MONOTONIC moves
  * the clock on by that much, which puts the batch deadline between two
  * consecutive clock reads of the code under test, and poll records the
- * smallest timeout the batch's thread gave it (a negative one waits
- * forever; it is replaced by 100 ms here, so that the old code fails
- * instead of hanging).  The backend's poller thread, which waits for
- * replies on every connection, is woken by its eventfd and may wait
- * forever: it is not the batch's thread.
+ * smallest timeout it was given (a negative one waits forever; it is
+ * replaced by 100 ms here, so that the old code fails instead of hanging).
  *
  * The concurrency case is worth most under ThreadSanitizer
  * (tests/test-member-nbd-tsan.sh builds this file with it): an id taken
@@ -163,7 +160,6 @@ member_file_open (const char *path, enum member_direct direct)
 static int64_t clock_step_ms;   /* atomic */
 static int64_t clock_offset_ms;  /* atomic */
 static int poll_min_timeout = 1 << 30; /* while the clock steps */
-static pthread_t stepping_thread;       /* whose polls are recorded */
 
 int
 clock_gettime (clockid_t id, struct timespec *ts)
@@ -189,8 +185,7 @@ poll (struct pollfd *fds, nfds_t n, int timeout)
 {
   struct timespec ts;
 
-  if (__atomic_load_n (&clock_step_ms, __ATOMIC_ACQUIRE) &&
-      pthread_equal (pthread_self (), stepping_thread)) {
+  if (__atomic_load_n (&clock_step_ms, __ATOMIC_ACQUIRE)) {
     if (timeout < poll_min_timeout)
       poll_min_timeout = timeout;
     if (timeout < 0)
@@ -383,7 +378,6 @@ START_TEST (test_timeout_never_negative)
   ck_assert_int_eq (waitpid (s.pid, &st, WUNTRACED), s.pid);
   ck_assert (WIFSTOPPED (st));  /* once all its threads have stopped */
   syscall (SYS_clock_gettime, CLOCK_MONOTONIC, &t0);
-  stepping_thread = pthread_self ();
   __atomic_store_n (&clock_step_ms, 1200, __ATOMIC_RELEASE);
   r = member_rw (m, MEMBER_READ, buf, sizeof buf, 0);
   __atomic_store_n (&clock_step_ms, 0, __ATOMIC_RELEASE);
