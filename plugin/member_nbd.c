@@ -793,15 +793,48 @@ struct pending {
   struct member_io *io;
   struct batch *b;
   uint64_t serial;              /* the connection its command went on */
+  int64_t cookie;               /* that command's, to retire it */
   uint64_t sent;                /* bytes covered by that command */
   int error;                    /* from the reply (on_reply) */
-  bool replied;                 /* on_reply ran */
-  bool flying;                  /* issued, on_free not yet run; b->lock */
-  bool ended;                   /* on_free ran, result not yet taken */
+  bool replied;                 /* on_reply ran: retire the command */
+  bool flying;                  /* issued, not yet ended; b->lock */
+  bool ended;                   /* ended, result not yet taken */
   bool retried;                 /* already re-sent after a dead connection */
   bool timed_out;               /* its connection was dropped for it */
 };
 
+/* p's command ended: once, whichever of on_reply and on_free comes
+ * first.  The last one of the batch wakes its thread.  A reader sleeps
+ * in poll(2), not on the condition: it needs a kick when another thread
+ * ended its commands (by closing their connection, or by a send that
+ * found the connection dead); a connection closed under poll(2) never
+ * wakes it.
+ */
+static void
+command_ended (struct pending *p)
+{
+  struct batch *b = p->b;
+
+  pthread_mutex_lock (&b->lock);
+  if (p->flying) {
+    p->flying = false;
+    p->ended = true;
+    if (--b->flying == 0) {
+      pthread_cond_signal (&b->wake);
+      if (b->reading && !pthread_equal (pthread_self (), b->owner))
+        kick_reader ();
+    }
+  }
+  pthread_mutex_unlock (&b->lock);
+}
+
+/* The reply, or libnbd giving up on the command (a dead connection).
+ * The command is left for the batch's thread to retire (take_result):
+ * retired here (returning 1), a command that ends inside the very call
+ * that sends it, on a connection found dead, is freed under libnbd's
+ * feet (libnbd 1.14: valgrind saw nbd_aio_pread read the command it had
+ * just freed, in test_member_nbd's test_flush_changed).
+ */
 static int
 on_reply (void *user_data, int *error)
 {
@@ -809,29 +842,17 @@ on_reply (void *user_data, int *error)
 
   p->error = *error;
   p->replied = true;
-  return 1;                     /* retire it: nothing else asks */
+  command_ended (p);
+  return 0;
 }
 
+/* The command is freed: retired, or its connection closed, or its
+ * sending failed.  Without on_reply before, that ends it.
+ */
 static void
 on_free (void *user_data)
 {
-  struct pending *p = user_data;
-  struct batch *b = p->b;
-
-  pthread_mutex_lock (&b->lock);
-  p->flying = false;
-  p->ended = true;
-  /* The last one: wake the batch's thread.  A reader sleeps in poll(2),
-   * not on the condition: it needs a kick when another thread ended its
-   * commands (by closing their connection, or by a send that found the
-   * connection dead); a connection closed under poll(2) never wakes it.
-   */
-  if (--b->flying == 0) {
-    pthread_cond_signal (&b->wake);
-    if (b->reading && !pthread_equal (pthread_self (), b->owner))
-      kick_reader ();
-  }
-  pthread_mutex_unlock (&b->lock);
+  command_ended (user_data);
 }
 
 static int64_t
@@ -907,6 +928,7 @@ issue_one (struct pending *p, int64_t deadline)
   p->b->flying++;
   pthread_mutex_unlock (&p->b->lock);
   cookie = issue (nm->conn, p);   /* on_free has run if it failed */
+  p->cookie = cookie;
   if (cookie == -1) {
     nbdkit_error ("member %s: %s", io->member->name, nbd_get_error ());
     conn_drop (nm, p->serial);
@@ -930,18 +952,18 @@ take_result (struct pending *p)
 {
   struct member_io *io = p->io;
   struct nbd_member *nm = io->member->priv;
-  bool lost;
+  bool same, lost;
 
   p->ended = false;
-  if (p->replied && p->error == 0) {
-    io->done += p->sent;
-    return;
-  }
   pthread_mutex_lock (&nm->conn_lock);
-  lost = !p->replied || nm->conn_serial != p->serial ||
-    !conn_usable (nm->conn);
+  same = nm->conn && nm->conn_serial == p->serial;
+  if (p->replied && same)       /* else closing its connection freed it */
+    nbd_aio_command_completed (nm->conn, p->cookie);
+  lost = !p->replied || !same || !conn_usable (nm->conn);
   pthread_mutex_unlock (&nm->conn_lock);
-  if (!lost) {
+  if (p->replied && p->error == 0)
+    io->done += p->sent;
+  else if (!lost) {
     int e = p->error;
 
     nbdkit_error ("member %s: %s", io->member->name, strerror (e));
