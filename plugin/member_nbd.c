@@ -796,19 +796,19 @@ struct pending {
   int64_t cookie;               /* that command's, to retire it */
   uint64_t sent;                /* bytes covered by that command */
   int error;                    /* from the reply (on_reply) */
-  bool replied;                 /* on_reply ran: retire the command */
+  bool replied;                 /* on_reply ran */
+  bool retire;                  /* left for take_result to retire */
   bool flying;                  /* issued, not yet ended; b->lock */
   bool ended;                   /* ended, result not yet taken */
   bool retried;                 /* already re-sent after a dead connection */
   bool timed_out;               /* its connection was dropped for it */
 };
 
-/* p's command ended: once, whichever of on_reply and on_free comes
- * first.  The last one of the batch wakes its thread.  A reader sleeps
- * in poll(2), not on the condition: it needs a kick when another thread
- * ended its commands (by closing their connection, or by a send that
- * found the connection dead); a connection closed under poll(2) never
- * wakes it.
+/* p's command ended: once.  The last one of the batch wakes its thread.
+ * A reader sleeps in poll(2), not on the condition: it needs a kick when
+ * another thread ended its commands (by closing their connection, or by
+ * a send that found the connection dead); a connection closed under
+ * poll(2) never wakes it.
  */
 static void
 command_ended (struct pending *p)
@@ -828,12 +828,18 @@ command_ended (struct pending *p)
   pthread_mutex_unlock (&b->lock);
 }
 
+/* The command this thread is sending (issue_one), if any. */
+static __thread struct pending *sending;
+
 /* The reply, or libnbd giving up on the command (a dead connection).
- * The command is left for the batch's thread to retire (take_result):
- * retired here (returning 1), a command that ends inside the very call
- * that sends it, on a connection found dead, is freed under libnbd's
- * feet (libnbd 1.14: valgrind saw nbd_aio_pread read the command it had
- * just freed, in test_member_nbd's test_flush_changed).
+ * Returning 1 retires the command at once, and libnbd then frees it
+ * (on_free), which ends it: the usual way, with no lock or libnbd call
+ * left for the batch's thread.  Except for the command this thread is
+ * sending: one that ends inside the very call that sends it, on a
+ * connection found dead, must not be freed there (libnbd 1.14: valgrind
+ * saw nbd_aio_pread read the command it had just freed, in
+ * test_member_nbd's test_flush_changed).  That one is ended here and
+ * left for take_result to retire.
  */
 static int
 on_reply (void *user_data, int *error)
@@ -842,12 +848,16 @@ on_reply (void *user_data, int *error)
 
   p->error = *error;
   p->replied = true;
+  if (p != sending)
+    return 1;
+  p->retire = true;
   command_ended (p);
   return 0;
 }
 
 /* The command is freed: retired, or its connection closed, or its
- * sending failed.  Without on_reply before, that ends it.
+ * sending failed.  That ends it, unless on_reply did.  (After on_free
+ * the batch's thread may return: p is not touched again.)
  */
 static void
 on_free (void *user_data)
@@ -922,12 +932,14 @@ issue_one (struct pending *p, int64_t deadline)
     return;
   }
   p->serial = nm->conn_serial;
-  p->replied = false;
+  p->replied = p->retire = false;
   pthread_mutex_lock (&p->b->lock);
   p->flying = true;
   p->b->flying++;
   pthread_mutex_unlock (&p->b->lock);
+  sending = p;
   cookie = issue (nm->conn, p);   /* on_free has run if it failed */
+  sending = NULL;
   p->cookie = cookie;
   if (cookie == -1) {
     nbdkit_error ("member %s: %s", io->member->name, nbd_get_error ());
@@ -955,9 +967,13 @@ take_result (struct pending *p)
   bool same, lost;
 
   p->ended = false;
+  if (p->replied && p->error == 0 && !p->retire) {
+    io->done += p->sent;        /* libnbd retired it: on_reply */
+    return;
+  }
   pthread_mutex_lock (&nm->conn_lock);
   same = nm->conn && nm->conn_serial == p->serial;
-  if (p->replied && same)       /* else closing its connection freed it */
+  if (p->retire && same)        /* else closing its connection freed it */
     nbd_aio_command_completed (nm->conn, p->cookie);
   lost = !p->replied || !same || !conn_usable (nm->conn);
   pthread_mutex_unlock (&nm->conn_lock);
