@@ -86,7 +86,8 @@
  * A member that fails a check is failed with the reason (member_fail_
  * because), and no request is sent to it again (untrusted).  A check that
  * cannot be made (a timeout, a read error) is a failed connection attempt
- * like any other.
+ * like any other: a sentinel that is only slow to answer does not fail
+ * the member (sentinel_answers).
  *
  * Why a sentinel rather than a mark written on the disk: every byte of a
  * raw member belongs to the array's data (any header would move the data
@@ -216,15 +217,18 @@ struct nbd_member {
   _Atomic bool conn_wants_out;  /* whether libnbd waits to write on it:
                                    what the reader polls; written under
                                    conn_lock, read without (atomic) */
-  pthread_mutex_t sentinel_lock; /* the two fields below, and its use */
+  pthread_mutex_t sentinel_lock; /* the four fields below, and its use */
   struct nbd_handle *sentinel;  /* with multi-conn, until an identity */
   const char *sentinel_lost;    /* why there is none, if there is none */
+  int64_t probe;                /* the sentinel's unanswered probe, or 0 */
+  uint8_t probe_buf[MEMBER_MAX_ALIGN]; /* what it reads into */
   pthread_mutex_t backoff_lock; /* the two fields below */
   int64_t retry_after_ms;       /* no connection attempt before this */
   unsigned int backoff_ms;
 };
 
-static int timeout_ms = 30000;
+static _Atomic int timeout_ms = 30000; /* set at load; atomic for tests
+                                           that change it under I/O */
 
 /* The registry: the open members, whose connections the reader polls
  * (see Connections above); registry_lock guards by_id.
@@ -484,8 +488,58 @@ distrust (struct member *m, const char *why)
   member_fail_because (m, msg);
 }
 
+/* The sentinel is gone: the server was restarted or replaced (or the
+ * connection made at open broke).  sentinel_lock held.
+ */
+static void
+sentinel_lose (struct nbd_member *nm)
+{
+  nbd_close (nm->sentinel);     /* with its probe, if one is in flight */
+  nm->sentinel = NULL;
+  nm->probe = 0;
+  nm->sentinel_lost = "its server was restarted or replaced (the "
+    "connection made at open is gone), and without md metadata nothing "
+    "proves that the server still holds its data: replace the member";
+}
+
+/* Does the sentinel answer a request sent now, before deadline?  1 yes;
+ * 0 it is gone (sentinel_lose); -1 not yet.  A slow server is not a lost
+ * one: a probe that gets no answer in time stays in flight, and the next
+ * attempt waits for it before it sends one of its own, so a server that
+ * was only busy never costs the member its sentinel, and probes never
+ * pile up.  sentinel_lock held.
+ */
+static int
+sentinel_answers (struct member *m, int64_t deadline)
+{
+  struct nbd_member *nm = m->priv;
+
+  while (nm->sentinel) {
+    bool fresh = nm->probe == 0;
+
+    if (fresh)
+      nm->probe = nbd_aio_pread (nm->sentinel, nm->probe_buf, m->align, 0,
+                                 NBD_NULL_COMPLETION, 0);
+    if (finish_command (nm->sentinel, nm->probe, deadline) != -1) {
+      nm->probe = 0;            /* answered, even with an error */
+      if (fresh)
+        return 1;
+      continue;                 /* an earlier attempt's: send one now */
+    }
+    if (nm->probe == -1)        /* could not be sent */
+      nm->probe = 0;
+    if (nbd_aio_is_dead (nm->sentinel) == 1 ||
+        nbd_aio_is_closed (nm->sentinel) == 1)
+      sentinel_lose (nm);
+    else
+      return -1;
+  }
+  return 0;
+}
+
 /* After its handshake, is new connection h to the server of the
- * sentinel, and does the sentinel still answer?  0 yes, -2 no (why).
+ * sentinel, and does the sentinel still answer?  0 yes, -1 no answer
+ * yet (why), -2 no (why).
  */
 static int
 check_same_server (struct member *m, struct nbd_handle *h, int64_t deadline,
@@ -502,23 +556,16 @@ check_same_server (struct member *m, struct nbd_handle *h, int64_t deadline,
     return -2;
   }
   pthread_mutex_lock (&nm->sentinel_lock);
-  if (nm->sentinel) {
-    char buf[MEMBER_MAX_ALIGN];
-    int64_t c = nbd_aio_pread (nm->sentinel, buf, m->align, 0,
-                               NBD_NULL_COMPLETION, 0);
-
-    if (finish_command (nm->sentinel, c, deadline) == -1) {
-      nbd_close (nm->sentinel);
-      nm->sentinel = NULL;
-      nm->sentinel_lost = "its server was restarted or replaced (the "
-        "connection made at open is gone or does not answer), and without md "
-        "metadata nothing proves that the server still holds its data: "
-        "replace the member";
-    }
-  }
-  if (nm->sentinel == NULL) {
+  switch (sentinel_answers (m, deadline)) {
+  case 0:
     snprintf (why, whylen, "%s", nm->sentinel_lost);
     r = -2;
+    break;
+  case -1:
+    snprintf (why, whylen, "the connection made at open did not answer in "
+              "time, so the new connection cannot be checked yet");
+    r = -1;
+    break;
   }
   endpoint_of (h, &e);
   if (r == 0 && nm->server.family != 0 && !same_server (&e, &nm->server)) {
@@ -575,6 +622,7 @@ check_identity (struct member *m, struct member_identity *id,
   if (nm->sentinel) {
     nbd_close (nm->sentinel);
     nm->sentinel = NULL;
+    nm->probe = 0;
     nm->sentinel_lost = "its sentinel was closed";
   }
   pthread_mutex_unlock (&nm->sentinel_lock);
@@ -737,10 +785,36 @@ conn_publish (struct nbd_member *nm, struct nbd_handle *h)
   conn_watch (nm);
 }
 
+/* Take lock before deadline (monotonic): 0, or -1 if it passed.
+ * pthread_mutex_timedlock counts in CLOCK_REALTIME (ThreadSanitizer
+ * knows it, not pthread_mutex_clocklock), so the time left is carried
+ * over to that clock.
+ */
+static int
+lock_before (pthread_mutex_t *lock, int64_t deadline)
+{
+  int left = ms_left (deadline);
+  struct timespec ts;
+
+  if (left == 0)
+    return pthread_mutex_trylock (lock) == 0 ? 0 : -1;
+  clock_gettime (CLOCK_REALTIME, &ts);
+  ts.tv_sec += left / 1000;
+  ts.tv_nsec += left % 1000 * 1000000L;
+  if (ts.tv_nsec >= 1000000000L) {
+    ts.tv_sec++;
+    ts.tv_nsec -= 1000000000L;
+  }
+  return pthread_mutex_timedlock (lock, &ts) == 0 ? 0 : -1;
+}
+
 /* m's connection, made now if it has none or a dead one: 0 with
  * conn_lock held, or -1 (EIO) without it.  Attempts are made one at a
  * time (connect_lock), without conn_lock, so the reader and the threads
- * using the old connection never wait for a connection attempt.
+ * using the old connection never wait for a connection attempt.  A
+ * thread waits for another's attempt only until its own deadline: past
+ * it, whatever it sent would be late at once, and dropping the late
+ * connection would take the other threads' commands with it.
  */
 static int
 conn_get (struct member *m, int64_t deadline, bool *new_conn)
@@ -753,7 +827,8 @@ conn_get (struct member *m, int64_t deadline, bool *new_conn)
     return 0;
   pthread_mutex_unlock (&nm->conn_lock);
 
-  pthread_mutex_lock (&nm->connect_lock);
+  if (lock_before (&nm->connect_lock, deadline) == -1)
+    return -1;
   pthread_mutex_lock (&nm->conn_lock);
   if (conn_usable (nm->conn)) { /* another thread made it meanwhile */
     pthread_mutex_unlock (&nm->connect_lock);
@@ -928,6 +1003,13 @@ issue_one (struct pending *p, int64_t deadline)
     return;
   }
   if (conn_get (io->member, deadline, &new_conn) == -1) {
+    io->err = EIO;
+    return;
+  }
+  if (ms_left (deadline) == 0) { /* late already: see conn_get */
+    pthread_mutex_unlock (&nm->conn_lock);
+    if (new_conn)
+      kick_reader ();           /* it must watch the connection */
     io->err = EIO;
     return;
   }

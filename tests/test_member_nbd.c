@@ -49,8 +49,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <dirent.h>
 #include <time.h>
@@ -202,7 +204,20 @@ static char dir[] = "/tmp/test-member-nbd.XXXXXX";
 struct server {
   pid_t pid;
   char sock[256], uri[300];
+  char ctl[256];                /* server_start_pausable's */
 };
+
+/* Until the server s (just forked) has written pidfile: it serves. */
+static void
+server_wait (struct server *s, const char *pidfile)
+{
+  for (int i = 0; i < 1000 && access (pidfile, F_OK) == -1; i++) {
+    ck_assert_msg (waitpid (s->pid, NULL, WNOHANG) == 0,
+                   "nbdkit exited before serving %s", s->sock);
+    usleep (10000);
+  }
+  ck_assert_msg (access (pidfile, F_OK) == 0, "nbdkit did not start");
+}
 
 static void
 server_start (struct server *s, const char *name, bool multi_conn)
@@ -225,12 +240,7 @@ server_start (struct server *s, const char *name, bool multi_conn)
               "multi-conn-mode=disable", (char *) NULL);
     _exit (127);
   }
-  for (int i = 0; i < 1000 && access (pidfile, F_OK) == -1; i++) {
-    ck_assert_msg (waitpid (s->pid, NULL, WNOHANG) == 0,
-                   "nbdkit exited before serving %s", s->sock);
-    usleep (10000);
-  }
-  ck_assert_msg (access (pidfile, F_OK) == 0, "nbdkit did not start");
+  server_wait (s, pidfile);
 }
 
 /* nbdkit's eval plugin serving `file` (1 MiB), with or without flush and
@@ -261,12 +271,52 @@ server_start_eval (struct server *s, const char *name, const char *file,
             flush ? "flush=exit 0" : (char *) NULL, (char *) NULL);
     _exit (127);
   }
-  for (int i = 0; i < 1000 && access (pidfile, F_OK) == -1; i++) {
-    ck_assert_msg (waitpid (s->pid, NULL, WNOHANG) == 0,
-                   "nbdkit exited before serving %s", s->sock);
-    usleep (10000);
+  server_wait (s, pidfile);
+}
+
+/* A memory server (multi-conn) behind nbdkit's pause filter, whose
+ * control socket is s->ctl: see server_pause.
+ */
+static void
+server_start_pausable (struct server *s, const char *name)
+{
+  char pidfile[256], ctl[300];
+
+  snprintf (s->sock, sizeof s->sock, "%s/%s.sock", dir, name);
+  snprintf (s->ctl, sizeof s->ctl, "%s/%s.ctl", dir, name);
+  snprintf (pidfile, sizeof pidfile, "%s/%s.pid", dir, name);
+  snprintf (s->uri, sizeof s->uri, "nbd+unix:///?socket=%s", s->sock);
+  snprintf (ctl, sizeof ctl, "pause-control=%s", s->ctl);
+  unlink (pidfile);
+  s->pid = fork ();
+  ck_assert_int_ne (s->pid, -1);
+  if (s->pid == 0) {
+    execlp ("nbdkit", "nbdkit", "-f", "--exit-with-parent", "-U", s->sock,
+            "-P", pidfile, "--filter=pause", "memory", "size=1M", ctl,
+            (char *) NULL);
+    _exit (127);
   }
-  ck_assert_msg (access (pidfile, F_OK) == 0, "nbdkit did not start");
+  server_wait (s, pidfile);
+}
+
+/* Pause (c = 'p': requests that arrive from now on wait, connections
+ * are still accepted) or resume ('r') a pausable server; returns once
+ * the filter has said it did.
+ */
+static void
+server_pause (struct server *s, char c)
+{
+  struct sockaddr_un sa = { .sun_family = AF_UNIX };
+  int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  char answer = 0;
+
+  ck_assert_int_ne (fd, -1);
+  snprintf (sa.sun_path, sizeof sa.sun_path, "%s", s->ctl);
+  ck_assert_int_eq (connect (fd, (struct sockaddr *) &sa, sizeof sa), 0);
+  ck_assert_int_eq (write (fd, &c, 1), 1);
+  ck_assert_int_eq (read (fd, &answer, 1), 1);
+  ck_assert_int_eq (answer, c - 'a' + 'A');
+  close (fd);
 }
 
 static void
@@ -768,6 +818,109 @@ START_TEST (test_flush_changed)
 }
 END_TEST
 
+/* A raw member's server that is only slow (paused) while a new
+ * connection is checked: the sentinel does not answer in time, so the
+ * check cannot be made and the request fails, but the member keeps its
+ * sentinel and works again once the server answers.  The old code took
+ * the late answer for a restart and failed the member for good.
+ */
+START_TEST (test_sentinel_slow)
+{
+  struct server s;
+  uint8_t out[4096], back[4096];
+  struct member *m;
+  int r;
+
+  server_start_pausable (&s, "slow");
+  member_nbd_set_timeout (1000);
+  m = members_open_member (s.uri, false); /* its connection: the sentinel */
+  ck_assert (m != NULL);
+  fill (out, sizeof out, 7);
+  server_pause (&s, 'p');
+  log_clear ();
+  r = member_rw (m, MEMBER_WRITE, out, sizeof out, 0);
+  server_pause (&s, 'r');       /* before any assertion: a paused nbdkit
+                                   does not exit */
+  ck_assert_int_eq (r, -1);
+  ck_assert_msg (!member_failed (m), "a server paused for a second failed "
+                 "the member for good");
+  ck_assert_int_eq (log_count ("did not answer in time"), 1);
+  usleep (300 * 1000);          /* past the backoff (100 ms) */
+  ck_assert_int_eq (member_rw (m, MEMBER_WRITE, out, sizeof out, 0), 0);
+  ck_assert_int_eq (member_rw (m, MEMBER_READ, back, sizeof back, 0), 0);
+  ck_assert (memcmp (back, out, sizeof out) == 0);
+  ck_assert (!member_failed (m));
+  member_close (m);
+  member_nbd_set_timeout (30000);
+  server_stop (&s);
+}
+END_TEST
+
+/* A write to m from a thread, and how long it took. */
+struct timed_write {
+  struct member *m;
+  uint8_t buf[4096];
+  int r;
+  double secs;
+};
+
+static void *
+timed_write (void *arg)
+{
+  struct timed_write *t = arg;
+  struct timespec t0, t1;
+
+  syscall (SYS_clock_gettime, CLOCK_MONOTONIC, &t0);
+  t->r = member_rw (t->m, MEMBER_WRITE, t->buf, sizeof t->buf, 0);
+  syscall (SYS_clock_gettime, CLOCK_MONOTONIC, &t1);
+  t->secs = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+  return NULL;
+}
+
+/* A thread waits for another thread's connection attempt only until its
+ * own deadline.  Thread A (10 s timeout) connects to a server that
+ * accepts but does not answer the handshake (stopped); this thread, with
+ * 1.5 s, needs the same connection and must fail after its 1.5 s.  The
+ * old code waited for A's attempt (here until A gave up, 10 s), and had
+ * the connection come, sent on it late and dropped it with A's command.
+ */
+START_TEST (test_connect_wait_bounded)
+{
+  struct server s;
+  struct member *m;
+  struct timed_write a = { 0 }, b = { 0 };
+  uint8_t back[4096];
+  pthread_t ta;
+  int st;
+
+  server_start (&s, "stopped", true);
+  m = members_open_member (s.uri, false);
+  ck_assert (m != NULL);
+  kill (s.pid, SIGSTOP);
+  ck_assert_int_eq (waitpid (s.pid, &st, WUNTRACED), s.pid);
+  member_nbd_set_timeout (10000);
+  a.m = b.m = m;
+  fill (a.buf, sizeof a.buf, 8);
+  fill (b.buf, sizeof b.buf, 9);
+  ck_assert_int_eq (pthread_create (&ta, NULL, timed_write, &a), 0);
+  usleep (300 * 1000);          /* A is connecting */
+  member_nbd_set_timeout (1500);
+  timed_write (&b);
+  kill (s.pid, SIGCONT);        /* A's handshake goes on */
+  ck_assert_int_eq (pthread_join (ta, NULL), 0);
+  ck_assert_int_eq (b.r, -1);
+  ck_assert_msg (b.secs < 4.5, "a request with a 1.5 s timeout waited "
+                 "%.1f s for another thread's connection attempt", b.secs);
+  ck_assert_msg (a.r == 0, "A's write failed after %.1f s", a.secs);
+  ck_assert_int_eq (member_rw (m, MEMBER_READ, back, sizeof back, 0), 0);
+  ck_assert (memcmp (back, a.buf, sizeof back) == 0);
+  ck_assert (!member_failed (m));
+  member_close (m);
+  member_nbd_set_timeout (30000);
+  server_stop (&s);
+}
+END_TEST
+
 /* One case per test, so that each can be run alone (CK_RUN_CASE=...). */
 static Suite *
 member_nbd_suite (void)
@@ -782,6 +935,8 @@ member_nbd_suite (void)
     { "nomem-thread", test_nomem_new_thread },
     { "no-flush", test_no_flush },
     { "flush-changed", test_flush_changed },
+    { "sentinel-slow", test_sentinel_slow },
+    { "connect-wait", test_connect_wait_bounded },
   };
 
   return check_suite ("member_nbd", CHECK_CASES (cases), 60);
