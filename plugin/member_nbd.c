@@ -139,6 +139,22 @@
  * flushes), FUA and write zeroes if it did then; else the server has
  * changed under the member, which is failed.
  *
+ * Writes lost with their connection.  A server may acknowledge a write
+ * it holds only in a volatile cache; a flush makes it durable, and covers
+ * the writes acknowledged before the flush was sent (on any connection to
+ * that server with multi-conn, else on its own).  So a connection lost
+ * with acknowledged writes that no flush covered leaves them in doubt: a
+ * server restarted after a crash comes back without them, over a disk
+ * whose md superblock (flushed, as every metadata write is) still says
+ * it is the member, and reads would return the data from before those
+ * writes.  Such a member is failed at its next connection, unless the
+ * sentinel proves the server is the very instance that acknowledged them
+ * (a raw member's check), whose cache a flush on the new connection
+ * covers.  The serving connection counts the writes it acknowledged
+ * (acked) and how many of them its last successful flush covered
+ * (covered); a write sent with the FUA flag, and every write to a server
+ * without flush, is durable once acknowledged and not counted.
+ *
  * PUNCH and ZERO are NBD_CMD_WRITE_ZEROES (with and without the may-trim
  * flag): a plain NBD trim need not read back as zeroes, so it is never used.
  * Commands are at most 32 MiB, or the server's maximum block size.
@@ -208,11 +224,16 @@ struct nbd_member {
   _Atomic bool untrusted;       /* failed an identity check: no more I/O;
                                    atomic */
   pthread_mutex_t connect_lock; /* one connection attempt at a time */
-  pthread_mutex_t conn_lock;    /* the two fields below, and every call
+  pthread_mutex_t conn_lock;    /* the four fields below, and every call
                                    on conn (never held while connecting) */
   struct nbd_handle *conn;      /* the connection that serves, shared by
                                    every thread; NULL: none yet */
   uint64_t conn_serial;         /* counts the connections made */
+  uint64_t acked, covered;      /* on conn: writes acknowledged, and how
+                                   many of the first of them a flush
+                                   covered (see Durability above) */
+  _Atomic bool lost_unflushed;  /* a connection was lost with acknowledged
+                                   writes no flush covered */
   _Atomic int conn_fd;          /* conn's socket, -1 if none or dead, and */
   _Atomic bool conn_wants_out;  /* whether libnbd waits to write on it:
                                    what the reader polls; written under
@@ -649,6 +670,30 @@ changed_features (const struct nbd_member *nm, struct nbd_handle *h)
   return NULL;
 }
 
+/* Whether m lost acknowledged writes no flush covered, with nothing to
+ * prove they survived (see Writes lost with their connection above):
+ * true with why.  by_identity: h was checked by m's identity, which says
+ * which disk it is, not whether that disk kept its cache; otherwise the
+ * sentinel proved h reaches the server instance that holds them.
+ */
+static bool
+lost_unflushed_unproven (struct member *m, bool by_identity, char *why,
+                         size_t whylen)
+{
+  struct nbd_member *nm = m->priv;
+
+  if (!atomic_load (&nm->lost_unflushed))
+    return false;
+  if (!by_identity) {
+    atomic_store (&nm->lost_unflushed, false);
+    return false;
+  }
+  snprintf (why, whylen, "writes it acknowledged on a connection that was "
+            "lost were never flushed, and nothing proves that its server "
+            "still holds them");
+  return true;
+}
+
 /* Is new connection h to m's disk (see Identity above)?  0 yes; -1 the
  * check could not be made (why); -2 no: m is failed.
  */
@@ -688,6 +733,8 @@ check_conn (struct member *m, struct nbd_handle *h, int64_t deadline,
     r = check_identity (m, id, h, deadline, why, whylen);
   else
     r = check_same_server (m, h, deadline, why, whylen);
+  if (r == 0 && lost_unflushed_unproven (m, id != NULL, why, whylen))
+    r = -2;
   if (r == -2)
     distrust (m, why);
   return r;
@@ -760,6 +807,8 @@ static void
 conn_drop (struct nbd_member *nm, uint64_t serial)
 {
   if (nm->conn && (serial == 0 || serial == nm->conn_serial)) {
+    if (nm->acked > nm->covered)
+      atomic_store (&nm->lost_unflushed, true);
     atomic_store (&nm->conn_fd, -1);
     nbd_close (nm->conn);
     nm->conn = NULL;
@@ -782,6 +831,7 @@ conn_publish (struct nbd_member *nm, struct nbd_handle *h)
 {
   nm->conn = h;
   nm->conn_serial++;
+  nm->acked = nm->covered = 0;
   conn_watch (nm);
 }
 
@@ -870,6 +920,7 @@ struct pending {
   uint64_t serial;              /* the connection its command went on */
   int64_t cookie;               /* that command's, to retire it */
   uint64_t sent;                /* bytes covered by that command */
+  uint64_t covers;              /* a flush: the writes acked before it */
   int error;                    /* from the reply (on_reply) */
   bool replied;                 /* on_reply ran */
   bool retire;                  /* left for take_result to retire */
@@ -903,6 +954,27 @@ command_ended (struct pending *p)
   pthread_mutex_unlock (&b->lock);
 }
 
+/* p's command succeeded: count it for Writes lost with their connection
+ * (above).  In on_reply, under conn_lock: replies are read, and
+ * connections closed, only under it.
+ */
+static void
+count_durability (struct pending *p)
+{
+  const struct member_io *io = p->io;
+  struct nbd_member *nm = io->member->priv;
+
+  if (!nm->can_flush || io->op == MEMBER_READ ||
+      (io->op == MEMBER_WRITE && io->fua && nm->fua_flag))
+    return;                     /* nothing to make durable, or it is */
+  if (io->op == MEMBER_FLUSH) {
+    if (p->covers > nm->covered)
+      nm->covered = p->covers;
+  }
+  else
+    nm->acked++;
+}
+
 /* The command this thread is sending (issue_one), if any. */
 static __thread struct pending *sending;
 
@@ -923,6 +995,8 @@ on_reply (void *user_data, int *error)
 
   p->error = *error;
   p->replied = true;
+  if (*error == 0)
+    count_durability (p);
   if (p != sending)
     return 1;
   p->retire = true;
@@ -1014,6 +1088,7 @@ issue_one (struct pending *p, int64_t deadline)
     return;
   }
   p->serial = nm->conn_serial;
+  p->covers = nm->acked;
   p->replied = p->retire = false;
   pthread_mutex_lock (&p->b->lock);
   p->flying = true;
