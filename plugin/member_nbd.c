@@ -161,7 +161,8 @@
  *
  * Locking order (lock.h, 8): lf_lock, then registry_lock, then a
  * member's connect_lock, then its conn_lock, then a batch's lock;
- * sentinel_lock and backoff_lock are taken under connect_lock at most.
+ * sentinel_lock and backoff_lock are taken under connect_lock at most;
+ * wake_lock under none.
  * libnbd's handle lock sits between conn_lock and a batch's lock:
  * on_reply and on_free run inside libnbd's calls.  A connection attempt
  * holds connect_lock but not conn_lock, so the reader (which takes
@@ -265,13 +266,25 @@ struct batch;
 static pthread_mutex_t lf_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool reading;            /* a waiting thread reads replies now */
 static struct batch *sleepers;  /* the other waiting threads' batches */
-static int wake_fd = -1;        /* eventfd: the reader must poll anew */
-static pthread_once_t wake_once = PTHREAD_ONCE_INIT;
+static _Atomic int wake_fd = -1; /* eventfd: the reader must poll anew */
+static pthread_mutex_t wake_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void
-wake_fd_create (void)
+/* The eventfd, made by the first member opened: -1 if it cannot be made
+ * now (no file descriptor left), and then the next open tries again.
+ */
+static int
+wake_fd_make (void)
 {
-  wake_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
+  int fd;
+
+  pthread_mutex_lock (&wake_lock);
+  fd = atomic_load (&wake_fd);
+  if (fd == -1) {
+    fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
+    atomic_store (&wake_fd, fd);
+  }
+  pthread_mutex_unlock (&wake_lock);
+  return fd;
 }
 
 /* Take the lowest free id; -1 if all are in use. */
@@ -1521,9 +1534,9 @@ member_nbd_open (const char *uri)
     nbdkit_error ("calloc: %m");
     goto err;
   }
-  pthread_once (&wake_once, wake_fd_create);
-  if (wake_fd == -1) {
-    nbdkit_error ("member %s: cannot make an eventfd for its replies", uri);
+  if (wake_fd_make () == -1) {
+    nbdkit_error ("member %s: cannot make an eventfd for its replies: %m",
+                  uri);
     goto err;
   }
   h = connect_uri (uri, now_ms () + timeout_ms, why, sizeof why);

@@ -49,6 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -311,7 +312,8 @@ server_pause (struct server *s, char c)
   char answer = 0;
 
   ck_assert_int_ne (fd, -1);
-  snprintf (sa.sun_path, sizeof sa.sun_path, "%s", s->ctl);
+  ck_assert (strlen (s->ctl) < sizeof sa.sun_path);
+  memcpy (sa.sun_path, s->ctl, strlen (s->ctl) + 1);
   ck_assert_int_eq (connect (fd, (struct sockaddr *) &sa, sizeof sa), 0);
   ck_assert_int_eq (write (fd, &c, 1), 1);
   ck_assert_int_eq (read (fd, &answer, 1), 1);
@@ -350,6 +352,39 @@ open_fds (void)
   closedir (d);
   return n;
 }
+
+/* No file descriptor left when the first member of the process is
+ * opened: that open fails, and the next one, with descriptors again,
+ * must succeed.  The old code made the reader's eventfd once per process
+ * (pthread_once), so every later open failed too.  First in the list of
+ * cases: only the first open of the process makes the eventfd.
+ */
+START_TEST (test_eventfd_retry)
+{
+  struct server s;
+  struct rlimit old, none;
+  char buf[4096];
+  struct member *m;
+
+  server_start (&s, "fds", true);
+  ck_assert_int_eq (getrlimit (RLIMIT_NOFILE, &old), 0);
+  none = old;
+  none.rlim_cur = 0;            /* no new descriptor at all */
+  log_clear ();
+  ck_assert_int_eq (setrlimit (RLIMIT_NOFILE, &none), 0);
+  m = members_open_member (s.uri, false);
+  ck_assert_int_eq (setrlimit (RLIMIT_NOFILE, &old), 0);
+  ck_assert (m == NULL);
+  ck_assert_msg (log_count ("cannot make an eventfd") == 1, "the open did "
+                 "not fail for the eventfd: was a member opened before?");
+  m = members_open_member (s.uri, false);
+  ck_assert_msg (m != NULL, "an eventfd that could not be made once is "
+                 "never made");
+  ck_assert_int_eq (member_rw (m, MEMBER_READ, buf, sizeof buf, 0), 0);
+  member_close (m);
+  server_stop (&s);
+}
+END_TEST
 
 /* More members opened and closed than there are ids: ids come back, and
  * so do the file descriptors of the closed members' connections.
@@ -926,6 +961,7 @@ static Suite *
 member_nbd_suite (void)
 {
   const struct check_case cases[] = {
+    { "eventfd-retry", test_eventfd_retry },  /* first: see there */
     { "ids", test_ids_reused },
     { "reuse", test_reused_id_new_connection },
     { "timeout", test_timeout_never_negative },
