@@ -232,7 +232,8 @@ struct nbd_member {
   uint64_t conn_serial;         /* counts the connections made */
   uint64_t acked, covered;      /* on conn: writes acknowledged, and how
                                    many of the first of them a flush
-                                   covered (see Durability above) */
+                                   covered (see Writes lost with their
+                                   connection above) */
   _Atomic bool lost_unflushed;  /* a connection was lost with acknowledged
                                    writes no flush covered */
   _Atomic int conn_fd;          /* conn's socket, -1 if none or dead, and */
