@@ -127,6 +127,10 @@ class Run:
         self.history = collections.deque(maxlen=40)
         self.trace = []           # every change: (op, kind, offset, length)
         self.counts = collections.Counter()
+        # Whether a client write, zero or trim may have been acknowledged
+        # since the client's last flush: a member server restarted then
+        # may have lost it (a cache), so the plugin fails that member.
+        self.unflushed = False
         self.remote_new = 0
         self.arr = None
         self.logfile = None       # the log of the nbdkit started last
@@ -377,15 +381,25 @@ class Run:
         m = self.members[i]
         st = self.ctl.status()
         idle = not st["rebuild"]["running"] and not st["scrub"]["running"]
+        unflushed = self.unflushed
         m.restart()
         self.counts["member-restart"] += 1
         self.note("restart the server of member %d (%s), model %s"
                   % (i, os.path.basename(m.disk), self.model[i]))
-        if not self.md:
+        if not self.md or unflushed:
             # Raw mode: nothing tells the plugin that the new server serves
-            # the same disk, so it must not trust it.  Doomed: failed when
+            # the same disk, so it must not trust it.  md mode after client
+            # writes no flush covered: the server may have lost some it
+            # acknowledged, and the plugin fails the member if it did
+            # (plugin/member_nbd.c, Writes lost with their connection),
+            # when it meets the member, which may be later than the reads
+            # below (the stripe cache serves some).  Doomed: failed when
             # the plugin meets it, or by us before a replacement.
             self.model[i] = "doomed"
+            if self.md:
+                wl.compare_all(self.arr, self.shadow,
+                               "op %d: full compare after restarting "
+                               "member %d" % (self.op, i))
             return
         # md mode: the superblock is the member's identity, and it checks
         # out.  Read everything, so that the plugin reconnects to it.
@@ -396,11 +410,14 @@ class Run:
         got = self.ctl.status()["members"][i]["state"]
         if got == "failed":
             # A request in flight when the server went (the rebuild, the
-            # scrub, the bitmap's writes) fails the member: fair, but not
-            # when nothing was in flight.
-            assert not (idle and not self.bitmap and before == "in_sync"), \
+            # scrub, the bitmap's writes) fails the member, and so do
+            # writes it acknowledged that no flush covered (they may be
+            # lost with the server): fair, but not when nothing was in
+            # flight and everything written was flushed.
+            assert not (idle and not self.bitmap and before == "in_sync" and
+                        not unflushed), \
                 "member %d (md) was failed after its server restarted while " \
-                "the array was idle" % i
+                "the array was idle and flushed" % i
             self.model[i] = "failed"
             self.counts["member-restart-failed"] += 1
         else:
@@ -470,6 +487,10 @@ class Run:
                 c = wl.random_ops(self.arr, rng, self.shadow, 1,
                                   "op %d" % self.op, trace=self.trace)
                 self.counts.update(c)
+                if c["flush"]:
+                    self.unflushed = False
+                elif c["write"] or c["zero"] or c["trim"]:
+                    self.unflushed = True
                 continue
             self.step(what)
             self.spot()
