@@ -54,8 +54,12 @@
  * connection.  Reconnection backs off: after a failed attempt, further
  * attempts are refused for a delay that doubles from 100 ms up to 5 s, so
  * a dead server costs an immediate error rather than a connect timeout per
- * request.  A batch that is not complete after `timeout` (the plugin's
- * member-timeout parameter) is abandoned: the connection of each late
+ * request.  Except for an attempt that ran out of time having begun with
+ * less than half of `timeout` left (a request that spent the rest
+ * elsewhere): that says little of the server, and backing off would fail
+ * the other threads' requests, with their members, for nothing.  A batch
+ * that is not complete after `timeout` (the plugin's member-timeout
+ * parameter) is abandoned: the connection of each late
  * request is closed, with every command on it (the other threads send
  * theirs again, once, on a new connection), and the batch's unfinished
  * requests fail with EIO, so a hung server cannot hang clients.  The time
@@ -406,6 +410,7 @@ static struct nbd_handle *
 connect_uri (const char *uri, int64_t deadline, char *why, size_t whylen)
 {
   struct nbd_handle *h = nbd_create ();
+  int budget = ms_left (deadline);
 
   if (h == NULL) {
     snprintf (why, whylen, "%s", nbd_get_error ());
@@ -416,7 +421,7 @@ connect_uri (const char *uri, int64_t deadline, char *why, size_t whylen)
   while (nbd_aio_is_connecting (h) == 1)
     if (step (h, deadline) == -1) {
       if (ms_left (deadline) == 0) {
-        snprintf (why, whylen, "no handshake in %d ms", timeout_ms);
+        snprintf (why, whylen, "no handshake in %d ms", budget);
         nbd_close (h);
         return NULL;
       }
@@ -774,7 +779,7 @@ member_connect (struct member *m, int64_t deadline)
   struct nbd_handle *h;
   char why[512];
   bool backing_off;
-  int r = -1;
+  int budget, r = -1;
 
   pthread_mutex_lock (&nm->backoff_lock);
   backing_off = now_ms () < nm->retry_after_ms;
@@ -782,6 +787,7 @@ member_connect (struct member *m, int64_t deadline)
   if (backing_off)
     return NULL;
 
+  budget = ms_left (deadline);
   h = connect_uri (nm->uri, deadline, why, sizeof why);
   if (h)
     r = check_conn (m, h, deadline, why, sizeof why);
@@ -792,6 +798,11 @@ member_connect (struct member *m, int64_t deadline)
   if (r == -2)
     return NULL;                /* failed for good, and logged */
 
+  if (h == NULL && budget < timeout_ms / 2 && ms_left (deadline) == 0) {
+    nbdkit_error ("member %s: %s (the attempt had %d ms left of its "
+                  "request's %d)", m->name, why, budget, timeout_ms);
+    return NULL;                /* no backoff: see Failures above */
+  }
   pthread_mutex_lock (&nm->backoff_lock);
   if (h)
     nm->backoff_ms = 0;

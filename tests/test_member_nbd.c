@@ -956,6 +956,42 @@ START_TEST (test_connect_wait_bounded)
 }
 END_TEST
 
+/* A connection attempt that ran out of its request's time, having begun
+ * with little of it left, must not make the other requests back off: it
+ * says nothing of the server.  Here the clock moves on 240 ms at every
+ * read, so that a write's attempt begins near the write's deadline (1 s)
+ * and times out; the next write, on the real clock, must connect.  The
+ * old code backed off for 100 ms after any failed attempt, and that
+ * write failed without one.
+ */
+START_TEST (test_late_attempt_no_backoff)
+{
+  struct server s;
+  uint8_t out[4096], back[4096];
+  struct member *m;
+  int r;
+
+  server_start (&s, "late", true);
+  member_nbd_set_timeout (1000);
+  m = members_open_member (s.uri, false); /* no serving connection yet */
+  ck_assert (m != NULL);
+  fill (out, sizeof out, 10);
+  __atomic_store_n (&clock_step_ms, 240, __ATOMIC_RELEASE);
+  r = member_rw (m, MEMBER_WRITE, out, sizeof out, 0);
+  __atomic_store_n (&clock_step_ms, 0, __ATOMIC_RELEASE);
+  ck_assert_msg (r == -1, "the write with the stepping clock succeeded: "
+                 "this test no longer makes a late attempt");
+  ck_assert_msg (member_rw (m, MEMBER_WRITE, out, sizeof out, 0) == 0,
+                 "a late attempt made the next request back off");
+  ck_assert_int_eq (member_rw (m, MEMBER_READ, back, sizeof back, 0), 0);
+  ck_assert (memcmp (back, out, sizeof out) == 0);
+  ck_assert (!member_failed (m));
+  member_close (m);
+  member_nbd_set_timeout (30000);
+  server_stop (&s);
+}
+END_TEST
+
 /* One case per test, so that each can be run alone (CK_RUN_CASE=...). */
 static Suite *
 member_nbd_suite (void)
@@ -973,6 +1009,7 @@ member_nbd_suite (void)
     { "flush-changed", test_flush_changed },
     { "sentinel-slow", test_sentinel_slow },
     { "connect-wait", test_connect_wait_bounded },
+    { "late-attempt", test_late_attempt_no_backoff },
   };
 
   return check_suite ("member_nbd", CHECK_CASES (cases), 60);
