@@ -346,6 +346,21 @@ ms_left (int64_t deadline)
   return left <= 0 ? 0 : left > INT_MAX ? INT_MAX : (int) left;
 }
 
+/* The time ms milliseconds from now on clock, for the pthread calls
+ * that wait until a time.
+ */
+static void
+time_from_now (clockid_t clock, int ms, struct timespec *ts)
+{
+  clock_gettime (clock, ts);
+  ts->tv_sec += ms / 1000;
+  ts->tv_nsec += ms % 1000 * 1000000L;
+  if (ts->tv_nsec >= 1000000000L) {
+    ts->tv_sec++;
+    ts->tv_nsec -= 1000000000L;
+  }
+}
+
 static short
 poll_events (struct nbd_handle *h)
 {
@@ -873,13 +888,7 @@ lock_before (pthread_mutex_t *lock, int64_t deadline)
 
   if (left == 0)
     return pthread_mutex_trylock (lock) == 0 ? 0 : -1;
-  clock_gettime (CLOCK_REALTIME, &ts);
-  ts.tv_sec += left / 1000;
-  ts.tv_nsec += left % 1000 * 1000000L;
-  if (ts.tv_nsec >= 1000000000L) {
-    ts.tv_sec++;
-    ts.tv_nsec -= 1000000000L;
-  }
+  time_from_now (CLOCK_REALTIME, left, &ts);
   return pthread_mutex_timedlock (lock, &ts) == 0 ? 0 : -1;
 }
 
@@ -1285,13 +1294,7 @@ sleep_for (struct batch *b, int64_t deadline)
 
     if (left == 0)
       break;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    ts.tv_sec += left / 1000;
-    ts.tv_nsec += left % 1000 * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-      ts.tv_sec++;
-      ts.tv_nsec -= 1000000000L;
-    }
+    time_from_now (CLOCK_MONOTONIC, left, &ts);
     pthread_cond_timedwait (&b->wake, &b->lock, &ts);
   }
   b->promoted = false;
