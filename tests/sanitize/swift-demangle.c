@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* A do-nothing swift_demangle, preloaded with the ASan or TSan runtime
- * into the nbdkit that loads the raid plugin (tests/sanitize/nbdkit).
+ * into the nbdkit that loads the raid plugin (tests/sanitize/nbdkit), in
+ * one shim with bss-hugepage.c.
  *
  * Why.  /usr/bin/nbdkit is not instrumented, so the sanitizer runtime is
  * preloaded into it, and a preloaded library is initialised after the
