@@ -43,6 +43,7 @@ Environment:
   RAID_TEST_SECONDS=N          time per array (default 18); a line of the
                                regress file may set ops= instead, which
                                RAID_TEST_OPS_SCALE=F multiplies
+                               and RAID_TEST_OPS_MAX=N caps
   RAID_TEST_ARRAYS="r6 r5 r6md"  arrays to run
   RAID_TEST_MIX=NAME           force a mix
 The background rebuild's timing is not replayed, only the choices.
@@ -564,9 +565,12 @@ def run_seed(seed, work, mix, seconds=None, max_ops=None, arrays=None):
         float(os.environ.get("RAID_TEST_SECONDS") or 18)
     if max_ops is not None:
         # The op count decides, not the clock; the sanitizers' runs scale
-        # it down (tests/sanitize/run-test).
+        # it down and cap it (tests/sanitize/run-test).
         scale = float(os.environ.get("RAID_TEST_OPS_SCALE") or 1)
+        cap = int(os.environ.get("RAID_TEST_OPS_MAX") or 0)
         max_ops = max(1, int(max_ops * scale))
+        if cap:
+            max_ops = min(max_ops, cap)
         deadline_s = 3600.0
     else:
         deadline_s, max_ops = seconds, 20000
