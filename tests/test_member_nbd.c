@@ -220,59 +220,68 @@ server_wait (struct server *s, const char *pidfile)
   ck_assert_msg (access (pidfile, F_OK) == 0, "nbdkit did not start");
 }
 
-static void
-server_start (struct server *s, const char *name, bool multi_conn)
-{
-  char pidfile[256];
-
-  snprintf (s->sock, sizeof s->sock, "%s/%s.sock", dir, name);
-  snprintf (pidfile, sizeof pidfile, "%s/%s.pid", dir, name);
-  snprintf (s->uri, sizeof s->uri, "nbd+unix:///?socket=%s", s->sock);
-  unlink (pidfile);
-  s->pid = fork ();
-  ck_assert_int_ne (s->pid, -1);
-  if (s->pid == 0) {
-    if (multi_conn)
-      execlp ("nbdkit", "nbdkit", "-f", "--exit-with-parent", "-U", s->sock,
-              "-P", pidfile, "memory", "size=1M", (char *) NULL);
-    else
-      execlp ("nbdkit", "nbdkit", "-f", "--exit-with-parent", "-U", s->sock,
-              "-P", pidfile, "--filter=multi-conn", "memory", "size=1M",
-              "multi-conn-mode=disable", (char *) NULL);
-    _exit (127);
-  }
-  server_wait (s, pidfile);
-}
-
-/* nbdkit's eval plugin serving `file` (1 MiB), with or without flush and
- * multi-conn: a server whose features the test chooses.
+/* Fork `nbdkit -f --exit-with-parent -U DIR/NAME.sock -P DIR/NAME.pid
+ * ARGS...` (ARGS: NULL-terminated, the filters, the plugin and its
+ * parameters) and wait until it serves.
  */
 static void
-server_start_eval (struct server *s, const char *name, const char *file,
-                   bool flush, bool multi_conn)
+server_spawn (struct server *s, const char *name, const char *const *args)
 {
-  char pidfile[256], pread[512], pwrite[512];
+  char pidfile[256];
+  const char *argv[32] = { "nbdkit", "-f", "--exit-with-parent", "-U",
+                           s->sock, "-P", pidfile };
+  size_t n = 7;
 
   snprintf (s->sock, sizeof s->sock, "%s/%s.sock", dir, name);
   snprintf (pidfile, sizeof pidfile, "%s/%s.pid", dir, name);
   snprintf (s->uri, sizeof s->uri, "nbd+unix:///?socket=%s", s->sock);
-  snprintf (pread, sizeof pread, "pread=exec dd if=%s skip=$4 count=$3 "
-            "iflag=skip_bytes,count_bytes status=none", file);
-  snprintf (pwrite, sizeof pwrite, "pwrite=exec dd of=%s seek=$4 "
-            "conv=notrunc oflag=seek_bytes status=none", file);
+  for (size_t i = 0; args[i] != NULL; i++) {
+    ck_assert (n < sizeof argv / sizeof argv[0] - 1);
+    argv[n++] = args[i];
+  }
+  argv[n] = NULL;
   unlink (pidfile);
   unlink (s->sock);
   s->pid = fork ();
   ck_assert_int_ne (s->pid, -1);
   if (s->pid == 0) {
-    /* Without a flush method nbdkit offers neither flush nor FUA. */
-    execlp ("nbdkit", "nbdkit", "-f", "--exit-with-parent", "-U", s->sock,
-            "-P", pidfile, "eval", "get_size=echo 1048576", pread, pwrite,
-            multi_conn ? "can_multi_conn=exit 0" : "can_multi_conn=exit 3",
-            flush ? "flush=exit 0" : (char *) NULL, (char *) NULL);
+    execvp ("nbdkit", (char **) argv);
     _exit (127);
   }
   server_wait (s, pidfile);
+}
+
+/* nbdkit's memory plugin (1 MiB), with or without multi-conn. */
+static void
+server_start (struct server *s, const char *name, bool multi_conn)
+{
+  const char *mc[] = { "memory", "size=1M", NULL };
+  const char *single[] = { "--filter=multi-conn", "memory", "size=1M",
+                           "multi-conn-mode=disable", NULL };
+
+  server_spawn (s, name, multi_conn ? mc : single);
+}
+
+/* nbdkit's eval plugin serving `file` (1 MiB), with or without flush and
+ * multi-conn: a server whose features the test chooses.  Without a flush
+ * method nbdkit offers neither flush nor FUA.
+ */
+static void
+server_start_eval (struct server *s, const char *name, const char *file,
+                   bool flush, bool multi_conn)
+{
+  char pread[512], pwrite[512];
+  const char *args[] = {
+    "eval", "get_size=echo 1048576", pread, pwrite,
+    multi_conn ? "can_multi_conn=exit 0" : "can_multi_conn=exit 3",
+    flush ? "flush=exit 0" : NULL, NULL
+  };
+
+  snprintf (pread, sizeof pread, "pread=exec dd if=%s skip=$4 count=$3 "
+            "iflag=skip_bytes,count_bytes status=none", file);
+  snprintf (pwrite, sizeof pwrite, "pwrite=exec dd of=%s seek=$4 "
+            "conv=notrunc oflag=seek_bytes status=none", file);
+  server_spawn (s, name, args);
 }
 
 /* A memory server (multi-conn) behind nbdkit's pause filter, whose
@@ -281,23 +290,12 @@ server_start_eval (struct server *s, const char *name, const char *file,
 static void
 server_start_pausable (struct server *s, const char *name)
 {
-  char pidfile[256], ctl[300];
+  char ctl[300];
+  const char *args[] = { "--filter=pause", "memory", "size=1M", ctl, NULL };
 
-  snprintf (s->sock, sizeof s->sock, "%s/%s.sock", dir, name);
   snprintf (s->ctl, sizeof s->ctl, "%s/%s.ctl", dir, name);
-  snprintf (pidfile, sizeof pidfile, "%s/%s.pid", dir, name);
-  snprintf (s->uri, sizeof s->uri, "nbd+unix:///?socket=%s", s->sock);
   snprintf (ctl, sizeof ctl, "pause-control=%s", s->ctl);
-  unlink (pidfile);
-  s->pid = fork ();
-  ck_assert_int_ne (s->pid, -1);
-  if (s->pid == 0) {
-    execlp ("nbdkit", "nbdkit", "-f", "--exit-with-parent", "-U", s->sock,
-            "-P", pidfile, "--filter=pause", "memory", "size=1M", ctl,
-            (char *) NULL);
-    _exit (127);
-  }
-  server_wait (s, pidfile);
+  server_spawn (s, name, args);
 }
 
 /* Pause (c = 'p': requests that arrive from now on wait, connections
