@@ -135,6 +135,7 @@ run_vm ()
                -append "console=ttyS0 panic=-1 loglevel=4 quiet"
                "$@")
     echo "== $name: ${cmd[*]}"
+    cleanup_fn _vm_kill "$pidf"
     for try in 1 2; do
         rm -f "$log" "$pidf"
         t0=$(date +%s)
@@ -143,7 +144,6 @@ run_vm ()
         timeout -k 10 "$VM_TIMEOUT" "${cmd[@]}" < /dev/null > "$tmpdir/$name.qemu.out" 2>&1 &
         pid=$!
         _bg_pids+=("$pid")
-        cleanup_fn _vm_kill "$pidf"
         if [ "$try" = 1 ] && ! _vm_reaches_init "$pid" "$log"; then
             echo "== $name: the guest's kernel did not start init within $VM_BOOT_LIMIT s (console: $(wc -c < "$log" 2>/dev/null || echo 0) bytes); killed, booting it once more"
             _vm_kill "$pidf"
