@@ -159,6 +159,20 @@
  * (covered); a write sent with the FUA flag, and every write to a server
  * without flush, is durable once acknowledged and not counted.
  *
+ * Simple replies.  Every connection asks the server for simple replies
+ * (no structured replies): this file never asks for block status, the
+ * one thing that needs them, and a read's structured reply costs the
+ * reader two more recv(2) calls (the rest of the chunk header, then the
+ * offset) before the data.  Measured on this project's 2-core test
+ * machine (AMD EPYC, Zen 5): RAID-6 of six nbdkit memory servers, fio's
+ * nbd engine, 4 KiB random writes at qd32, four rounds in alternation:
+ * the array's CPU per client write 240/311/255/204 us with structured
+ * replies, 224/283/191/182 us without; IOPS 2560/2057/2486/2955 against
+ * 2667/2301/3118/3228.  A server that answers a failed read with data
+ * after a simple reply's error (the protocol forbids it) breaks the
+ * stream; libnbd finds the next reply's magic wrong and the connection
+ * dies, which fails requests, never reads data.
+ *
  * PUNCH and ZERO are NBD_CMD_WRITE_ZEROES (with and without the may-trim
  * flag): a plain NBD trim need not read back as zeroes, so it is never used.
  * Commands are at most 32 MiB, or the server's maximum block size.
@@ -431,7 +445,9 @@ connect_uri (const char *uri, int64_t deadline, char *why, size_t whylen)
     snprintf (why, whylen, "%s", nbd_get_error ());
     return NULL;
   }
-  if (nbd_aio_connect_uri (h, uri) == -1)
+  /* See Simple replies above. */
+  if (nbd_set_request_structured_replies (h, false) == -1 ||
+      nbd_aio_connect_uri (h, uri) == -1)
     goto fail;
   while (nbd_aio_is_connecting (h) == 1)
     if (step (h, deadline) == -1) {
