@@ -165,17 +165,27 @@ run_vm ()
     touch "$log"
 }
 
+# vm_wait_console LOG PID SECONDS REGEX: 0 once the console LOG has a
+# line matching the extended REGEX; 1 if the process PID (qemu, or the
+# job that runs it) is gone first, or after SECONDS.
+vm_wait_console ()
+{
+    local end=$((SECONDS + $3))
+    while (( SECONDS < end )); do
+        grep -a -q -E "$4" "$1" 2>/dev/null && return 0
+        kill -0 "$2" 2>/dev/null || return 1
+        sleep 0.1
+    done
+    return 1
+}
+
 # _vm_reaches_init PID LOG: 0 once LOG has "RAIDVM: init" or qemu (PID)
 # has exited (its status will tell); 1 if neither within $VM_BOOT_LIMIT s.
 _vm_reaches_init ()
 {
-    local i
-    for (( i = 0; i < VM_BOOT_LIMIT * 2; i++ )); do
-        grep -a -q 'RAIDVM: init' "$2" 2>/dev/null && return 0
-        kill -0 "$1" 2>/dev/null || return 0
-        sleep 0.5
-    done
-    return 1
+    vm_wait_console "$2" "$1" "$VM_BOOT_LIMIT" 'RAIDVM: init' && return 0
+    kill -0 "$1" 2>/dev/null && return 1
+    return 0
 }
 
 _vm_kill ()

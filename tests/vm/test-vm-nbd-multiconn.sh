@@ -78,17 +78,8 @@ run_vm multiconn "$tmpdir/initrd" "${vm_args[@]}" -smp 4 > "$tmpdir/vm.out" 2>&1
 vm_job=$!
 cleanup_fn _vm_kill "$tmpdir/multiconn.qemu.pid"
 
-# wait_console TEXT: until the guest says it (or is gone).
-wait_console ()
-{
-    local i
-    for (( i = 0; i < 3000; i++ )); do
-        grep -a -q "$1" "$console" 2>/dev/null && return 0
-        kill -0 "$vm_job" 2>/dev/null || return 1
-        sleep 0.1
-    done
-    return 1
-}
+# wait_console REGEX: until the guest says it (or is gone), 300 s at most.
+wait_console () { vm_wait_console "$console" "$vm_job" 300 "$1"; }
 
 # Part 1 is over: the connections that wrote (and no other yet), and
 # the blocks as they are on the array, checked here.

@@ -59,16 +59,7 @@ vm_job=$!
 cleanup_fn _vm_kill "$tmpdir/qdrive.qemu.pid"
 
 # wait_console REGEX SECONDS: until the console has a line matching it.
-wait_console ()
-{
-    local i
-    for (( i = 0; i < $2 * 10; i++ )); do
-        grep -a -q -E "$1" "$console" 2>/dev/null && return 0
-        kill -0 "$vm_job" 2>/dev/null || return 1
-        sleep 0.1
-    done
-    return 1
-}
+wait_console () { vm_wait_console "$console" "$vm_job" "$2" "$1"; }
 progress () { grep -a -o 'RAIDVM: progress [0-9]*' "$console" | tail -n 1 | awk '{ print $3 + 0 }'; }
 # more_progress N: until the guest has written 10 more files than N.
 more_progress ()
