@@ -77,6 +77,15 @@ stop_last () {
   unset 'pids[-1]'
 }
 
+# cpu_ticks PID...: the user+system clock ticks of these processes, summed.
+cpu_ticks () {
+  local p t=0
+  for p in "$@"; do
+    t=$(( t + $(awk '{ print $14 + $15 }' "/proc/$p/stat") ))
+  done
+  echo "$t"
+}
+
 cpu_name () {
   sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1
 }

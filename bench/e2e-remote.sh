@@ -7,7 +7,10 @@
 # that the ratio remote/local compares like with like on a noisy machine.
 #
 # The remote array runs twice: member servers with nbdkit's default
-# thread pool, and with -t 1 (one thread per connection).
+# thread pool, and with -t 1 (one thread per connection).  Beside each
+# figure, the CPU time per client request of the array and of the member
+# servers together: on one machine they share its cores, and the servers
+# use most of them (bench/results/2026-12-04-zen5-remote-simple-replies.md).
 #
 # Then a short profiling pass measures how many requests each remote
 # member has in flight.  Method: each member server gets nbdkit's log
@@ -73,12 +76,19 @@ array_size () {
   nbdinfo --size "nbd+unix:///?socket=$dir/array.sock"
 }
 
-run_jobs () {                   # run_jobs TARGET JOBS...
-  local target=$1; shift
+# run_jobs TARGET JOBS...: each job against the array (the server started
+# last), with the CPU ticks the array and the member servers (the others)
+# used over it.
+run_jobs () {
+  local target=$1 array=${pids[-1]} a0 s0; shift
+  local servers=("${pids[@]:0:${#pids[@]}-1}")
   export NBD_URI="nbd+unix:///?socket=$dir/array.sock"
   FIO_SIZE=$(array_size); export FIO_SIZE
   for job in "$@"; do
+    a0=$(cpu_ticks "$array") s0=$(cpu_ticks "${servers[@]}")
     fio --output-format=json --output="$dir/$target.$job.json" "$jobs/$job.fio" >/dev/null
+    echo "$(( $(cpu_ticks "$array") - a0 )) $(( $(cpu_ticks "${servers[@]}") - s0 ))" \
+         > "$dir/$target.$job.ticks"
   done
 }
 
@@ -145,6 +155,25 @@ for job in joblist:
     print(f"{job:16} {units[job][1]:5} {l:10.1f} {r:10.1f} {r1:11.1f}"
           f" {r / l:13.2f} {r1 / l:10.2f}")
 print("(for rmw-latency-4k, mean completion latency: lower is better)")
+
+# CPU per client request: the array's, and the member servers' together
+# (user + system over the job, ramp included, over the requests fio
+# completed after the ramp: an upper bound, the same for every column).
+import os
+hz = os.sysconf("SC_CLK_TCK")
+def cpu_us(target, job):
+    rw = units[job][0]
+    ios = json.load(open(f"{d}/{target}.{job}.json"))["jobs"][0][rw]["total_ios"]
+    a, s = (int(x) for x in open(f"{d}/{target}.{job}.ticks").read().split())
+    return a * 1e6 / hz / max(ios, 1), s * 1e6 / hz / max(ios, 1)
+print()
+print("CPU per client request, us (user + system): the array, and the six")
+print("member servers together")
+print(f"{'job':16} {'local':>10} {'remote':>10} {'servers':>10}"
+      f" {'remote -t1':>11} {'servers -t1':>12}")
+for job in joblist:
+    l, r, r1 = cpu_us("local", job), cpu_us("remote", job), cpu_us("remote-t1", job)
+    print(f"{job:16} {l[0]:10.1f} {r[0]:10.1f} {r[1]:10.1f} {r1[0]:11.1f} {r1[1]:12.1f}")
 
 # In flight per member, from the log filter's request/reply lines.
 start = re.compile(r"^(\S+ \S+) connection=(\d+) (Read|Write|Zero|Trim|Flush|Cache|Extents) id=")

@@ -32,10 +32,6 @@ serve () {                      # serve NAME ARGS...: sets $sock
   bg_serve "$sock" "$@"
 }
 
-cpu_ticks () {                  # cpu_ticks PID: its user+system clock ticks
-  awk '{ print $14 + $15 }' "/proc/$1/stat"
-}
-
 run_jobs () {                   # run_jobs TARGET SOCKET SIZE (server: the last started)
   local target=$1 sock=$2 pid=${pids[-1]} t0
   export NBD_URI="nbd+unix:///?socket=$sock" FIO_SIZE=$3
