@@ -40,7 +40,6 @@ for i in 0 1 2 3 4 5; do
   loops+=("$(losetup -f --show --direct-io=on "$dir/m$i.img")")
 done
 
-
 # The members' limit.
 limit () {                      # limit RW -> total IOPS of the six
   local args=()

@@ -134,7 +134,7 @@ for job in $profile_jobs; do
 done
 
 /usr/bin/python3 - "$dir" "$joblist" "$profile_jobs" "$nmembers" "$PROFILE_RUNTIME" "$FIO_RAMP" <<'PY'
-import json, re, sys
+import json, os, re, sys
 from datetime import datetime
 d, joblist, profile_jobs = sys.argv[1], sys.argv[2].split(), sys.argv[3].split()
 n, profile_runtime, ramp = int(sys.argv[4]), sys.argv[5], sys.argv[6]
@@ -159,7 +159,6 @@ print("(for rmw-latency-4k, mean completion latency: lower is better)")
 # CPU per client request: the array's, and the member servers' together
 # (user + system over the job, ramp included, over the requests fio
 # completed after the ramp: an upper bound, the same for every column).
-import os
 hz = os.sysconf("SC_CLK_TCK")
 def cpu_us(target, job):
     rw = units[job][0]

@@ -18,6 +18,9 @@
 #                         ("RAIDVM: init" on the console) within
 #                         $VM_BOOT_LIMIT s is killed and booted once more,
 #                         saying so: see run_vm
+#   vm_wait_console LOG PID SECONDS REGEX
+#                         0 once the console LOG has a line matching
+#                         REGEX; 1 if PID is gone first, or after SECONDS
 #   vm_disk ID FILE       -drive/-device arguments in ${vm_args[@]} for a
 #                         raw virtio disk with virtio serial ID
 #   vm_results_disk NAME  the scratch disk the guest's /out is tarred onto
