@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Shared by the end-to-end benchmarks (e2e.sh, e2e-degraded.sh,
-# e2e-remote.sh, e2e-bitmap.sh, e2e-heal.sh): settings, tool checks, a private folder on tmpfs and the
-# nbdkit servers started in it, all cleaned up on exit.
+# e2e-remote.sh, e2e-bitmap.sh, e2e-heal.sh, e2e-blockdev.sh): settings,
+# tool checks, a private folder on tmpfs and the nbdkit servers started in
+# it, all cleaned up on exit.  Their reports read fio's output through
+# fio_figures.py, which bench_setup puts on PYTHONPATH.
 #
 #   source "$(dirname "$0")/common.sh"; bench_setup NAME "$@"
 #
@@ -23,6 +25,7 @@ bench_setup () {
   ctl="$top/tools/nbdkit-raid-ctl"
   jobs="$top/bench/fio"
   export PATH=/usr/bin:$PATH    # Debian's python3 (nbd module) for nbdsh
+  export PYTHONPATH="$top/bench${PYTHONPATH:+:$PYTHONPATH}"   # fio_figures.py
   CHUNK=${CHUNK:-256K}
   MEMBER_SIZE=${MEMBER_SIZE:-256M}
   export FIO_RUNTIME=${FIO_RUNTIME:-10}

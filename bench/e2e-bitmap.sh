@@ -124,6 +124,7 @@ done
 
 /usr/bin/python3 - "$dir" "$ROUNDS" "$joblist" "${configs[@]}" <<'PY'
 import json, statistics, sys
+from fio_figures import figure, side
 d, rounds, joblist, configs = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sys.argv[4:]
 configs = [c.split(None, 3) for c in configs]
 med = statistics.median
@@ -139,9 +140,9 @@ for name, level, chunk, create in configs:
     for job in joblist:
         iops, lat, dirty = [], [], []
         for k in range(1, rounds + 1):
-            w = json.load(open(f"{d}/{name}.{k}.{job}.json"))["jobs"][0]["write"]
-            iops.append(w["iops"])
-            lat.append(w["lat_ns"]["mean"] / 1e3)
+            w = side(f"{d}/{name}.{k}.{job}.json", "write")
+            iops.append(figure(w, "IOPS"))
+            lat.append(figure(w, "lat-us"))
             st = json.load(open(f"{d}/{name}.{k}.{job}.status"))
             bm = st.get("bitmap", "absent")
             if bm is None or bm == "absent":

@@ -48,8 +48,9 @@ limit () {                      # limit RW -> total IOPS of the six
     --direct=1 --rw="$1" --bs=4k --iodepth="$DEV_DEPTH" --time_based=1 \
     --runtime="$FIO_RUNTIME" --ramp_time="$FIO_RAMP" --group_reporting=1 \
     "${args[@]}" >/dev/null
-  /usr/bin/python3 -c "import json,sys; j=json.load(open(sys.argv[1]))['jobs'][0]; print(j['write' if sys.argv[2]=='randwrite' else 'read']['iops'])" \
-    "$dir/limit.$1.json" "$1"
+  local rw=read
+  [ "$1" = randwrite ] && rw=write
+  /usr/bin/python3 -m fio_figures "$dir/limit.$1.json" $rw IOPS
 }
 lw=$(limit randwrite)
 lr=$(limit randread)
@@ -84,13 +85,13 @@ run_job pin2 randwrite-4k 0,1
 echo "e2e-blockdev: CPU $(cpu_name), $(nproc) cores; RAID-6 of 6 loop devices" \
      "(--direct-io=on, $MEMBER_SIZE tmpfs files), chunk $CHUNK; ${FIO_RUNTIME}s per job"
 /usr/bin/python3 - "$dir" "$lw" "$lr" <<'PY'
-import json, os, sys
+import os, sys
+from fio_figures import cpu_us, figure, side, ticks
 d, lw, lr = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
-hz = os.sysconf("SC_CLK_TCK")
 def res(name, rw):
-    j = json.load(open(f"{d}/{name}.json"))["jobs"][0][rw]
-    ticks = int(open(f"{d}/{name}.ticks").read())
-    return j["iops"], j["bw_bytes"] / 1e6, ticks * 1e6 / hz / max(j["total_ios"], 1)
+    s = side(f"{d}/{name}.json", rw)
+    (t,) = ticks(f"{d}/{name}.ticks")
+    return figure(s, "IOPS"), figure(s, "MB/s"), cpu_us(t, s)
 print(f"the six devices together (fio, io_uring, O_DIRECT, 4K, qd {os.environ.get('DEV_DEPTH', '8')} each): "
       f"random write {lw:.0f} IOPS, random read {lr:.0f} IOPS")
 w, _, wcpu = res("randwrite-4k", "write")

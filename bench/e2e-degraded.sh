@@ -24,9 +24,9 @@ export NBD_URI="nbd+unix:///?socket=$sock"
 FIO_SIZE=$(nbdinfo --size "$NBD_URI")
 export FIO_SIZE
 
-fio_val () {                    # fio_val JOB RW KEY -> number
+fio_val () {                    # fio_val JOB RW UNIT -> number (fio_figures.py)
   fio --output-format=json --output="$dir/out.json" "$jobs/$1.fio" >/dev/null
-  /usr/bin/python3 -c "import json,sys; j=json.load(open('$dir/out.json'))['jobs'][0]['$2']; print(j['iops'] if '$3'=='iops' else j['bw_bytes']/1e6)"
+  /usr/bin/python3 -m fio_figures "$dir/out.json" "$2" "$3"
 }
 
 cpu=$(cpu_name)
@@ -39,8 +39,8 @@ for state in healthy one-failed two-failed; do
     one-failed) "$ctl" "$dir/ctl" fail 1 >/dev/null ;;
     two-failed) "$ctl" "$dir/ctl" fail 4 >/dev/null ;;
   esac
-  rr[$state]=$(fio_val randread-4k read iops)
-  sr[$state]=$(fio_val seqread-1m read bw)
+  rr[$state]=$(fio_val randread-4k read IOPS)
+  sr[$state]=$(fio_val seqread-1m read MB/s)
 done
 printf '%-12s %14s %8s %14s %8s\n' state "4K rand IOPS" ratio "1M seq MB/s" ratio
 for state in healthy one-failed two-failed; do

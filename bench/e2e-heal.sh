@@ -95,7 +95,7 @@ PY
 fio_iops () {    # fio_iops OUT: runs randwrite-4k, prints its write IOPS
   NBD_URI=$uri FIO_SIZE=$(nbdinfo --size "$uri") \
     fio --output-format=json --output="$1" "$jobs/randwrite-4k.fio" >/dev/null
-  /usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['jobs'][0]['write']['iops'])" "$1"
+  /usr/bin/python3 -m fio_figures "$1" write IOPS
 }
 
 round () {

@@ -134,8 +134,9 @@ for job in $profile_jobs; do
 done
 
 /usr/bin/python3 - "$dir" "$joblist" "$profile_jobs" "$nmembers" "$PROFILE_RUNTIME" "$FIO_RAMP" <<'PY'
-import json, os, re, sys
+import re, sys
 from datetime import datetime
+from fio_figures import cpu_us as per_request, figure, job as fio_job, side, ticks
 d, joblist, profile_jobs = sys.argv[1], sys.argv[2].split(), sys.argv[3].split()
 n, profile_runtime, ramp = int(sys.argv[4]), sys.argv[5], sys.argv[6]
 units = {"seqwrite-1m": ("write", "MB/s"), "randwrite-4k": ("write", "IOPS"),
@@ -143,10 +144,7 @@ units = {"seqwrite-1m": ("write", "MB/s"), "randwrite-4k": ("write", "IOPS"),
          "rmw-latency-4k": ("write", "us")}
 def val(target, job):
     rw, unit = units[job]
-    j = json.load(open(f"{d}/{target}.{job}.json"))["jobs"][0][rw]
-    if unit == "IOPS": return j["iops"]
-    if unit == "MB/s": return j["bw_bytes"] / 1e6
-    return j["clat_ns"]["mean"] / 1e3
+    return figure(side(f"{d}/{target}.{job}.json", rw), unit)
 print()
 print(f"{'job':16} {'unit':5} {'local':>10} {'remote':>10} {'remote -t1':>11}"
       f" {'remote/local':>13} {'-t1/local':>10}")
@@ -159,12 +157,9 @@ print("(for rmw-latency-4k, mean completion latency: lower is better)")
 # CPU per client request: the array's, and the member servers' together
 # (user + system over the job, ramp included, over the requests fio
 # completed after the ramp: an upper bound, the same for every column).
-hz = os.sysconf("SC_CLK_TCK")
 def cpu_us(target, job):
-    rw = units[job][0]
-    ios = json.load(open(f"{d}/{target}.{job}.json"))["jobs"][0][rw]["total_ios"]
-    a, s = (int(x) for x in open(f"{d}/{target}.{job}.ticks").read().split())
-    return a * 1e6 / hz / max(ios, 1), s * 1e6 / hz / max(ios, 1)
+    s = side(f"{d}/{target}.{job}.json", units[job][0])
+    return tuple(per_request(t, s) for t in ticks(f"{d}/{target}.{job}.ticks"))
 print()
 print("CPU per client request, us (user + system): the array, and the six")
 print("member servers together")
@@ -186,7 +181,7 @@ print("%s s per job after %s s of ramp): requests served, member requests per"
 print("client request (rates), connections opened by the plugin, time-weighted")
 print("mean in flight over the job, maximum in flight.")
 for job in profile_jobs:
-    fio = json.load(open(f"{d}/profile.{job}.json"))["jobs"][0]
+    fio = fio_job(f"{d}/profile.{job}.json")
     rw = units[job][0]
     client_iops = fio[rw]["iops"]
     print(f"\n{job}: client iodepth {fio['job options'].get('iodepth', '?')}, "

@@ -80,22 +80,18 @@ for ((r = 1; r <= rounds; r++)); do
 done
 
 /usr/bin/python3 - "$dir" "$rounds" "${#variants[@]}" <<'PY'
-import json, os, statistics, sys
-hz = os.sysconf("SC_CLK_TCK")
+import statistics, sys
+from fio_figures import cpu_us as per_request, figure, side, ticks
 d, rounds, nvar = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 jobs = [("seqwrite-1m", "write", "MB/s"), ("randwrite-4k", "write", "IOPS"),
         ("randread-4k", "read", "IOPS"), ("seqread-1m", "read", "MB/s"),
         ("rmw-latency-4k", "write", "us")]
 def one(target, job, rw, unit):
-    j = json.load(open(f"{d}/{target}.{job}.json"))["jobs"][0][rw]
-    if unit == "IOPS": return j["iops"]
-    if unit == "MB/s": return j["bw_bytes"] / 1e6
-    return j["clat_ns"]["mean"] / 1e3
+    return figure(side(f"{d}/{target}.{job}.json", rw), unit)
 def cpu_us(target, job, rw):
     """The server's CPU time (user + system) per request, in us."""
-    ios = json.load(open(f"{d}/{target}.{job}.json"))["jobs"][0][rw]["total_ios"]
-    ticks = int(open(f"{d}/{target}.{job}.ticks").read())
-    return ticks * 1e6 / hz / max(ios, 1)
+    (t,) = ticks(f"{d}/{target}.{job}.ticks")
+    return per_request(t, side(f"{d}/{target}.{job}.json", rw))
 def val(target, job, rw, unit, f=one):
     if target == "file":
         return f(target, job, rw, unit)
