@@ -26,6 +26,7 @@ bench_setup () {
   jobs="$top/bench/fio"
   export PATH=/usr/bin:$PATH    # Debian's python3 (nbd module) for nbdsh
   export PYTHONPATH="$top/bench${PYTHONPATH:+:$PYTHONPATH}"   # fio_figures.py
+  export PYTHONDONTWRITEBYTECODE=1   # no bench/__pycache__ in the source tree
   CHUNK=${CHUNK:-256K}
   MEMBER_SIZE=${MEMBER_SIZE:-256M}
   export FIO_RUNTIME=${FIO_RUNTIME:-10}
