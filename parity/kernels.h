@@ -11,8 +11,9 @@
  * that header, which defines:
  *
  *   vec_t                        the vector type, VEC_BYTES bytes wide
- *   vec_t v_load (const void *p) aligned load
- *   void  v_store (void *p, vec_t x)
+ *   vec_t v_load (const void *p) load from any address (inputs need no
+ *                                alignment, parity.h)
+ *   void  v_store (void *p, vec_t x)   aligned store
  *   vec_t v_xor (vec_t a, vec_t b)
  *   vec_t v_zero (void)
  *   vec_t v_mul2 (vec_t x)       every byte times g = 2

@@ -12,7 +12,10 @@
  *
  * Contract, for every function below (parity_check_p counts disks as RAID-5
  * does, see there):
- *   - every buffer is 64-byte aligned;
+ *   - every buffer the call writes (P and Q, xor_gen's dest, the blocks a
+ *     recovery rebuilds, scratch) is 64-byte aligned; a buffer it only
+ *     reads may be at any address (the plugin computes parity straight
+ *     from its client's buffer, which nbdkit does not align);
  *   - bytes is a nonzero multiple of 64;
  *   - buffers do not overlap (the same pointer twice is an overlap);
  *   - 4 <= disks <= 256, where "disks" counts data disks plus P and Q:

@@ -37,7 +37,7 @@
 typedef __m256i vec_t;
 #define VEC_BYTES 32
 
-static inline vec_t v_load (const void *p) { return _mm256_load_si256 (p); }
+static inline vec_t v_load (const void *p) { return _mm256_loadu_si256 (p); }
 static inline void v_store (void *p, vec_t x) { _mm256_store_si256 (p, x); }
 static inline vec_t v_xor (vec_t a, vec_t b) { return _mm256_xor_si256 (a, b); }
 static inline vec_t v_zero (void) { return _mm256_setzero_si256 (); }

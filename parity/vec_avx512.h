@@ -49,7 +49,7 @@
 typedef __m512i vec_t;
 #define VEC_BYTES 64
 
-static inline vec_t v_load (const void *p) { return _mm512_load_si512 (p); }
+static inline vec_t v_load (const void *p) { return _mm512_loadu_si512 (p); }
 static inline void v_store (void *p, vec_t x) { _mm512_store_si512 (p, x); }
 static inline vec_t v_xor (vec_t a, vec_t b) { return _mm512_xor_si512 (a, b); }
 static inline vec_t v_zero (void) { return _mm512_setzero_si512 (); }

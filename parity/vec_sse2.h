@@ -23,7 +23,7 @@
 typedef __m128i vec_t;
 #define VEC_BYTES 16
 
-static inline vec_t v_load (const void *p) { return _mm_load_si128 (p); }
+static inline vec_t v_load (const void *p) { return _mm_loadu_si128 (p); }
 static inline void v_store (void *p, vec_t x) { _mm_store_si128 (p, x); }
 static inline vec_t v_xor (vec_t a, vec_t b) { return _mm_xor_si128 (a, b); }
 static inline vec_t v_zero (void) { return _mm_setzero_si128 (); }

@@ -22,8 +22,11 @@
  *     parity_check_p (RAID-5) at 2..64 and sampled to 256 likewise.
  * Lengths are multiples of 64, random and chosen edges (64, 128, 192 and odd
  * multiples of 64, which no unroll width above 64 bytes divides).  Every
- * buffer sits at a random 64-byte offset inside an allocation of its own,
- * with guard bytes on both sides.  Outputs are filled with junk before each
+ * buffer sits at a random offset inside an allocation of its own, with
+ * guard bytes on both sides: a buffer the call writes at a multiple of 64
+ * bytes, as the contract asks; one it only reads, as often as not at an
+ * odd byte, as the contract allows (the plugin hands the kernels its
+ * client's buffer, wherever nbdkit put it).  Outputs are filled with junk before each
  * call so that a kernel which writes nothing cannot pass; after each call
  * every input must be unchanged, and so must the bytes around every output.
  * A separate test case covers the selection API.
@@ -78,7 +81,8 @@
 #endif
 
 /* Guard bytes on each side of a buffer, and the largest random shift of a
- * buffer inside its allocation; multiples of 64 so buffers stay aligned.
+ * buffer inside its allocation in multiples of 64 (an input may be moved
+ * up to 63 bytes further, off the 64-byte boundary).
  */
 #define GUARD 64
 #define MAX_SHIFT (7 * 64)
@@ -317,9 +321,13 @@ xmemdup (const void *p, size_t n)
   return memcpy (xmalloc (n), p, n);
 }
 
-/* N blocks of BYTES each, every byte (guards too) random. */
+/* N blocks of BYTES each, every byte (guards too) random.  Blocks out_a
+ * and out_b (-1: none), which the call under test writes, are 64-byte
+ * aligned; the others, which it only reads, are at an odd address half of
+ * the time.
+ */
 static struct stripe *
-stripe_new (enum layout layout, int n, size_t bytes)
+stripe_new (enum layout layout, int n, size_t bytes, int out_a, int out_b)
 {
   struct stripe *s = xmalloc (sizeof *s);
 
@@ -332,7 +340,9 @@ stripe_new (enum layout layout, int n, size_t bytes)
     struct block *b = &s->blk[i];
     size_t shift = 64 * rng_below (MAX_SHIFT / 64 + 1);
 
-    b->size = GUARD + MAX_SHIFT + bytes + GUARD;
+    if (i != out_a && i != out_b && rng_below (2))
+      shift += 1 + rng_below (63);
+    b->size = GUARD + MAX_SHIFT + 64 + bytes + GUARD;
     b->mem = aligned_alloc (64, b->size);
     if (b->mem == NULL)
       ck_abort_msg ("aligned_alloc (%zu) failed", b->size);
@@ -455,7 +465,7 @@ expect_block (const struct stripe *s, int i, const uint8_t *want)
 static void
 check_gen_syndrome (int disks, size_t bytes)
 {
-  struct stripe *s = stripe_new (RAID6, disks, bytes);
+  struct stripe *s = stripe_new (RAID6, disks, bytes, disks - 2, disks - 1);
   uint8_t *p = xmalloc (bytes), *q = xmalloc (bytes);
 
   describe ("gen_syndrome disks=%d bytes=%zu", disks, bytes);
@@ -475,7 +485,7 @@ check_gen_syndrome (int disks, size_t bytes)
 static void
 check_xor_gen (unsigned int src_cnt, size_t bytes)
 {
-  struct stripe *s = stripe_new (XOR, src_cnt + 1, bytes);
+  struct stripe *s = stripe_new (XOR, src_cnt + 1, bytes, 0, -1);
   uint8_t *want = xmemdup (s->ptrs[0], bytes);
 
   describe ("xor_gen src_cnt=%u bytes=%zu", src_cnt, bytes);
@@ -505,7 +515,7 @@ call_xor_syndrome (struct stripe *s, int start, int stop)
 static void
 check_xor_syndrome (int disks, int start, int stop, size_t bytes)
 {
-  struct stripe *s = stripe_new (RAID6, disks, bytes);
+  struct stripe *s = stripe_new (RAID6, disks, bytes, disks - 2, disks - 1);
   uint8_t *p = xmalloc (bytes), *q = xmalloc (bytes);
 
   describe ("xor_syndrome disks=%d start=%d stop=%d bytes=%zu",
@@ -530,7 +540,7 @@ check_xor_syndrome (int disks, int start, int stop, size_t bytes)
 static void
 check_rmw (int disks, int start, int stop, size_t bytes)
 {
-  struct stripe *s = stripe_new (RAID6, disks, bytes);
+  struct stripe *s = stripe_new (RAID6, disks, bytes, disks - 2, disks - 1);
   uint8_t *p = xmalloc (bytes), *q = xmalloc (bytes);
 
   describe ("xor_syndrome read-modify-write disks=%d start=%d stop=%d "
@@ -549,11 +559,13 @@ check_rmw (int disks, int start, int stop, size_t bytes)
   stripe_free (s);
 }
 
-/* A stripe with correct P and Q from the reference. */
+/* A stripe with correct P and Q from the reference; blocks out_a and
+ * out_b aligned for the call to write them.
+ */
 static struct stripe *
-consistent_stripe (int disks, size_t bytes)
+consistent_stripe (int disks, size_t bytes, int out_a, int out_b)
 {
-  struct stripe *s = stripe_new (RAID6, disks, bytes);
+  struct stripe *s = stripe_new (RAID6, disks, bytes, out_a, out_b);
 
   ref_syndrome (s->ptrs, 0, disks - 3, bytes,
                 s->blk[disks - 2].data, s->blk[disks - 1].data);
@@ -563,7 +575,7 @@ consistent_stripe (int disks, size_t bytes)
 static void
 check_recov_2data (int disks, int a, int b, size_t bytes)
 {
-  struct stripe *s = consistent_stripe (disks, bytes);
+  struct stripe *s = consistent_stripe (disks, bytes, a, b);
   uint8_t *orig_a = xmemdup (s->ptrs[a], bytes);
   uint8_t *orig_b = xmemdup (s->ptrs[b], bytes);
   uint8_t *ref_a = xmalloc (bytes), *ref_b = xmalloc (bytes);
@@ -590,7 +602,7 @@ check_recov_2data (int disks, int a, int b, size_t bytes)
 static void
 check_recov_datap (int disks, int a, size_t bytes)
 {
-  struct stripe *s = consistent_stripe (disks, bytes);
+  struct stripe *s = consistent_stripe (disks, bytes, a, disks - 2);
   uint8_t *orig_a = xmemdup (s->ptrs[a], bytes);
   uint8_t *orig_p = xmemdup (s->ptrs[disks - 2], bytes);
   uint8_t *ref_a = xmalloc (bytes), *ref_p = xmalloc (bytes);
@@ -791,8 +803,8 @@ static void
 check_stripe_check (int disks, bool every_block)
 {
   size_t bytes = recov_length ();
-  struct stripe *s = consistent_stripe (disks, bytes);
-  struct stripe *scratch = stripe_new (SCRATCH, 1, 2 * bytes);
+  struct stripe *s = consistent_stripe (disks, bytes, -1, -1);
+  struct stripe *scratch = stripe_new (SCRATCH, 1, 2 * bytes, 0, -1);
   int a, b;
 
   describe ("parity_check disks=%d bytes=%zu, consistent", disks, bytes);
@@ -826,8 +838,8 @@ static void
 check_stripe_check_p (int disks, bool every_block)
 {
   size_t bytes = recov_length ();
-  struct stripe *s = stripe_new (RAID5, disks, bytes);
-  struct stripe *scratch = stripe_new (SCRATCH, 1, bytes);
+  struct stripe *s = stripe_new (RAID5, disks, bytes, -1, -1);
+  struct stripe *scratch = stripe_new (SCRATCH, 1, bytes, 0, -1);
 
   memset (s->ptrs[disks - 1], 0, bytes);
   for (int i = 0; i < disks - 1; i++)
