@@ -93,6 +93,17 @@ set_valid (struct stripe_cache *c, struct stripe_head *sh, int member,
 }
 
 static inline void
+clear_valid (struct stripe_cache *c, struct stripe_head *sh, int member,
+             unsigned int first, unsigned int end)
+{
+  for (unsigned int p = first; p < end; p++) {
+    size_t bit = (size_t) member * c->pages + p;
+
+    sh->valid[bit / 64] &= ~(UINT64_C (1) << (bit % 64));
+  }
+}
+
+static inline void
 stat_add (_Atomic uint64_t *counter, uint64_t n)
 {
   atomic_fetch_add_explicit (counter, n, memory_order_relaxed);
@@ -134,6 +145,8 @@ struct plan {
   struct segment seg[MAX_SEGMENTS];
   int nseg;
   bool rmw;
+  bool from_client;             /* data chunks written from data itself, not
+                                   copied into the cache (stripe_write.c) */
 };
 
 static inline unsigned int

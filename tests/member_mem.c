@@ -24,7 +24,8 @@
  *
  * Requests are checked as the real backends' callers must make them:
  * inside the member, offset and length multiples of the alignment, a
- * buffer for reads and writes.  A request that breaks those rules is a
+ * buffer for reads and writes, 4 KiB aligned when the test marks the
+ * member direct (member.h: as O_DIRECT wants).  A request that breaks those rules is a
  * bug in the code under test, which this backend reports by aborting
  * (the test then fails loudly with the message) rather than by an errno
  * the caller might take for a member failure.
@@ -92,6 +93,8 @@ check_request (const struct member *m, const struct member_io *io)
     bad_request (m, io, "not aligned to the member's alignment");
   if ((io->op == MEMBER_READ || io->op == MEMBER_WRITE) && io->buf == NULL)
     bad_request (m, io, "no buffer");
+  if (io->buf && m->direct && (uintptr_t) io->buf % 4096)
+    bad_request (m, io, "buffer not 4 KiB aligned on a direct member");
   if (io->fua && (io->op != MEMBER_WRITE || !m->can_fua))
     bad_request (m, io, "FUA on a request or member that cannot have it");
 }
