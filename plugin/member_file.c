@@ -19,19 +19,25 @@
  * length means the member is shorter than it was at start-up (truncated)
  * and fails with EIO.
  *
- * When the ring is not used.  A batch of one request, and a batch of small
- * requests (<= 64 KiB each) on members in the page cache (no O_DIRECT), are
- * plain pread/pwrite/fdatasync calls instead.  The thread waits for the
- * batch either way, and on page-cache members io_uring can rarely complete
- * a request inline: it hands it to an io-wq worker thread, two context
- * switches per request that a system call does not pay and that cost more
- * than the parallelism gains on small copies.  Measured here (Zen 5 VM,
- * tmpfs): a 4 KiB pread 3.1 us against 6.8 us through the ring; through the
- * plugin (fio, RAID-6 of 6, 4K random writes, each 3 reads + 3 writes)
- * 31.2k/26.4k IOPS with system calls against 21.8k/19.3k with the ring, and
- * a queue-depth-1 RMW in 55-64 us against 95-103 us.  O_DIRECT members and
- * large transfers (full rows, rebuild, scrub) go through the ring, where
- * they really are in flight together.
+ * When the ring is not used.  A batch of one request, and on members in
+ * the page cache (no O_DIRECT) a batch of writes of any size and of reads
+ * of up to 64 KiB each, are plain pread/pwrite/fdatasync calls instead.
+ * The thread waits for the batch either way, and on page-cache members
+ * io_uring can rarely complete a request inline: it hands it to an io-wq
+ * worker thread, two context switches per request that a system call does
+ * not pay and that cost more than the parallelism gains on copies.
+ * Measured here (Zen 5 VM, tmpfs): a 4 KiB pread 3.1 us against 6.8 us
+ * through the ring; through the plugin (fio, RAID-6 of 6, 4K random
+ * writes, each 3 reads + 3 writes) 31.2k/26.4k IOPS with system calls
+ * against 21.8k/19.3k with the ring, and a queue-depth-1 RMW in 55-64 us
+ * against 95-103 us.  A buffered write of any size is such a copy (into
+ * the page cache; it waits for no disk): 1 MiB sequential writes (full
+ * rows of 256 KiB chunks, six 256 KiB writes a request) ran 11-21% faster
+ * with system calls, at 480-512 us of the array's CPU a request against
+ * 567-680 (bench/results/2026-12-05-zen5-full-rows.md).  Large reads may
+ * wait for a disk under the page cache, so those (rebuild, scrub, large
+ * client reads) go through the ring, as do O_DIRECT members and durable
+ * writes (below), where requests really are in flight together.
  *
  * Shortages are not member failures.  A thread that cannot make its ring
  * (EMFILE when the process is at its file limit, ENOMEM, io_uring switched
@@ -280,7 +286,8 @@ sync_batch (struct member_io **ios, size_t n)
   if (n == 1)
     return true;
   for (size_t i = 0; i < n; i++)
-    if (ios[i]->member->direct || ios[i]->len > SYNC_MAX_LEN || ios[i]->fua)
+    if (ios[i]->member->direct || ios[i]->fua ||
+        (ios[i]->op == MEMBER_READ && ios[i]->len > SYNC_MAX_LEN))
       return false;
   return true;
 }
