@@ -14,8 +14,9 @@
 # plugin/.libs/nbdkit-raid-plugin.so) serves the same arrays right after
 # this build's, level by level, and the table gains this build's figure
 # over the baseline's (for latency too: above 1 is then slower).
-# ROUNDS=N repeats the raid arrays N times (default 1), in the other order
-# every second round, and reports medians.
+# ROUNDS=N repeats the file plugin and the raid arrays N times (default 1),
+# the arrays in the other order every second round, and reports medians.
+# JOBS="seqwrite-1m ..." runs those of the five jobs only.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 bench_setup e2e "$@"
@@ -35,23 +36,17 @@ serve () {                      # serve NAME ARGS...: sets $sock
 run_jobs () {                   # run_jobs TARGET SOCKET SIZE (server: the last started)
   local target=$1 sock=$2 pid=${pids[-1]} t0
   export NBD_URI="nbd+unix:///?socket=$sock" FIO_SIZE=$3
-  for job in seqwrite-1m randwrite-4k randread-4k seqread-1m rmw-latency-4k; do
+  for job in $JOBS; do
     t0=$(cpu_ticks "$pid")
     fio --output-format=json --output="$dir/$target.$job.json" "$jobs/$job.fio" >/dev/null
     echo $(( $(cpu_ticks "$pid") - t0 )) > "$dir/$target.$job.ticks"
   done
 }
 
+JOBS=${JOBS:-seqwrite-1m randwrite-4k randread-4k seqread-1m rmw-latency-4k}
 cpu=$(cpu_name)
 echo "e2e: CPU $cpu, $(nproc) cores; members on $base; chunk $CHUNK; ${FIO_RUNTIME}s per job"
 echo "e2e: $(nbdkit "$plugin" --dump-plugin | grep -E '^raid_parity=')"
-
-# The floor: one file of the arrays' size behind the file plugin.
-rm -f "$dir"/m*.img
-truncate -s 1G "$dir/single.img"
-serve file file "$dir/single.img"
-run_jobs file "$sock" 1G
-stop_last; rm -f "$dir/single.img"
 
 # variants: "raid" is this build, "base" the baseline's.
 variants=(raid)
@@ -62,6 +57,11 @@ if [ -n "${BASELINE:-}" ]; then
 fi
 rounds=${ROUNDS:-1}
 for ((r = 1; r <= rounds; r++)); do
+  # The floor: one file of the arrays' size behind the file plugin.
+  truncate -s 1G "$dir/single.img"
+  serve file.$r file "$dir/single.img"
+  run_jobs file.$r "$sock" 1G
+  stop_last; rm -f "$dir/single.img"
   order=("${variants[@]}")
   # Even rounds go the other way round (ABBA): what runs second in a pair
   # (warmer caches, a busier machine) is not always the same build.
@@ -79,13 +79,14 @@ for ((r = 1; r <= rounds; r++)); do
   done
 done
 
-/usr/bin/python3 - "$dir" "$rounds" "${#variants[@]}" <<'PY'
+/usr/bin/python3 - "$dir" "$rounds" "${#variants[@]}" "$JOBS" <<'PY'
 import statistics, sys
 from fio_figures import cpu_us as per_request, figure, side, ticks
 d, rounds, nvar = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 jobs = [("seqwrite-1m", "write", "MB/s"), ("randwrite-4k", "write", "IOPS"),
         ("randread-4k", "read", "IOPS"), ("seqread-1m", "read", "MB/s"),
         ("rmw-latency-4k", "write", "us")]
+jobs = [j for j in jobs if j[0] in sys.argv[4].split()]
 def one(target, job, rw, unit):
     return figure(side(f"{d}/{target}.{job}.json", rw), unit)
 def cpu_us(target, job, rw):
@@ -93,8 +94,6 @@ def cpu_us(target, job, rw):
     (t,) = ticks(f"{d}/{target}.{job}.ticks")
     return per_request(t, side(f"{d}/{target}.{job}.json", rw))
 def val(target, job, rw, unit, f=one):
-    if target == "file":
-        return f(target, job, rw, unit)
     return statistics.median(f(f"{target}.{r}", job, rw, unit)
                              for r in range(1, rounds + 1))
 cols = ["raid6", "raid5"] + (["base6", "base5"] if nvar > 1 else [])
@@ -117,6 +116,6 @@ print("server CPU time per request (user + system, us):")
 print(f"{'job':16} {'file':>10}" + "".join(f" {c:>9}" for c in cols))
 for job, rw, unit in jobs:
     cu = lambda t, j, r, u: cpu_us(t, j, r)
-    print(f"{job:16} {cpu_us('file', job, rw):10.1f}" +
+    print(f"{job:16} {val('file', job, rw, unit, cu):10.1f}" +
           "".join(f" {val(c, job, rw, unit, cu):9.1f}" for c in cols))
 PY
