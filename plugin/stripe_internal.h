@@ -72,35 +72,41 @@ page_ptr (struct stripe_cache *c, struct stripe_head *sh, int member,
   return sh->buf + (size_t) member * c->g->chunk + (size_t) page * PAGE;
 }
 
+/* A page's bit in sh->valid. */
+static inline size_t
+valid_bit (const struct stripe_cache *c, int member, unsigned int page)
+{
+  return (size_t) member * c->pages + page;
+}
+
 static inline bool
 valid (struct stripe_cache *c, struct stripe_head *sh, int member,
        unsigned int page)
 {
-  size_t bit = (size_t) member * c->pages + page;
+  size_t bit = valid_bit (c, member, page);
 
   return sh->valid[bit / 64] & (UINT64_C (1) << (bit % 64));
+}
+
+/* Mark pages [first, end) of a member valid (on) or not. */
+static inline void
+mark_valid (struct stripe_cache *c, struct stripe_head *sh, int member,
+            unsigned int first, unsigned int end, bool on)
+{
+  for (unsigned int p = first; p < end; p++) {
+    size_t bit = valid_bit (c, member, p);
+    uint64_t mask = UINT64_C (1) << (bit % 64);
+
+    sh->valid[bit / 64] = on ? sh->valid[bit / 64] | mask
+                             : sh->valid[bit / 64] & ~mask;
+  }
 }
 
 static inline void
 set_valid (struct stripe_cache *c, struct stripe_head *sh, int member,
            unsigned int first, unsigned int end)
 {
-  for (unsigned int p = first; p < end; p++) {
-    size_t bit = (size_t) member * c->pages + p;
-
-    sh->valid[bit / 64] |= UINT64_C (1) << (bit % 64);
-  }
-}
-
-static inline void
-clear_valid (struct stripe_cache *c, struct stripe_head *sh, int member,
-             unsigned int first, unsigned int end)
-{
-  for (unsigned int p = first; p < end; p++) {
-    size_t bit = (size_t) member * c->pages + p;
-
-    sh->valid[bit / 64] &= ~(UINT64_C (1) << (bit % 64));
-  }
+  mark_valid (c, sh, member, first, end, true);
 }
 
 static inline void

@@ -115,6 +115,13 @@ merge_new_data (struct plan *pl)
   }
 }
 
+/* Whether the write covers the whole row. */
+static bool
+full_row (const struct plan *pl)
+{
+  return pl->offset == 0 && pl->len == pl->c->g->stripe_data_bytes;
+}
+
 /* Whether the row's data can be written straight from the client's
  * buffer: a full row, every member readable (no reconstruction, no failed
  * member whose cached pages must say what it would hold), a buffer that
@@ -125,8 +132,7 @@ full_row_from_client (const struct plan *pl)
 {
   const struct stripe_cache *c = pl->c;
 
-  if (pl->data == NULL || pl->offset != 0 ||
-      pl->len != c->g->stripe_data_bytes || count_unreadable (c, pl->sh) > 0)
+  if (pl->data == NULL || !full_row (pl) || count_unreadable (c, pl->sh) > 0)
     return false;
   if ((uintptr_t) pl->data % PAGE == 0)
     return true;
@@ -222,10 +228,8 @@ add_write (struct plan *pl, struct member_io *ios, size_t *n, int m,
   uint64_t base = geometry_member_offset (pl->c->g, pl->sh->stripe);
   struct member *mb = members_at (pl->c->ms, m);
 
-  if (buf == page_ptr (pl->c, pl->sh, m, first))
-    set_valid (pl->c, pl->sh, m, first, end);
-  else
-    clear_valid (pl->c, pl->sh, m, first, end);
+  mark_valid (pl->c, pl->sh, m, first, end,
+              buf == page_ptr (pl->c, pl->sh, m, first));
   if (member_failed (mb))
     return;
   ios[(*n)++] = (struct member_io) {
@@ -295,7 +299,7 @@ choose_method (struct plan *pl)
   rcw_reads = plan_reads (pl, NULL, &rcw_runs);
   pl->rmw = rmw_reads < rcw_reads;
 
-  if (pl->offset == 0 && pl->len == pl->c->g->stripe_data_bytes)
+  if (full_row (pl))
     stat_add (&pl->c->stats.full, 1);
   else
     stat_add (pl->rmw ? &pl->c->stats.rmw : &pl->c->stats.rcw, 1);

@@ -25,10 +25,10 @@
  * Requests are checked as the real backends' callers must make them:
  * inside the member, offset and length multiples of the alignment, a
  * buffer for reads and writes, 4 KiB aligned when the test marks the
- * member direct (member.h: as O_DIRECT wants).  A request that breaks those rules is a
- * bug in the code under test, which this backend reports by aborting
- * (the test then fails loudly with the message) rather than by an errno
- * the caller might take for a member failure.
+ * member direct (member.h: as O_DIRECT wants).  A request that breaks
+ * those rules is a bug in the code under test, which this backend reports
+ * by aborting (the test then fails loudly with the message) rather than by
+ * an errno the caller might take for a member failure.
  *
  * Locking: one mutex per member around each request and each change of
  * its faults, so that tests may run batches from several threads; a test

@@ -26,9 +26,10 @@
  * guard bytes on both sides: a buffer the call writes at a multiple of 64
  * bytes, as the contract asks; one it only reads, as often as not at an
  * odd byte, as the contract allows (the plugin hands the kernels its
- * client's buffer, wherever nbdkit put it).  Outputs are filled with junk before each
- * call so that a kernel which writes nothing cannot pass; after each call
- * every input must be unchanged, and so must the bytes around every output.
+ * client's buffer, wherever nbdkit put it).  Outputs are filled with junk
+ * before each call so that a kernel which writes nothing cannot pass;
+ * after each call every input must be unchanged, and so must the bytes
+ * around every output.
  * A separate test case covers the selection API.
  *
  * Why the reference is independent.  It shares no code or table with the
