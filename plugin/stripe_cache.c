@@ -100,10 +100,16 @@ stripe_cache_create (const struct geometry *g, struct members *ms,
   return c;
 }
 
-/* Called with c->lock held.  A head's buffer is kept for the next head
- * rather than freed: fresh memory costs a page fault per page on first
- * touch and munmap a TLB shootdown, which made every new row several times
- * slower than the I/O it did.  Buffers are freed only with the cache.
+/* Called with c->lock held.  A freed head is kept for the next one, its
+ * buffer apart (a head may get a buffer later than it is made, or never)
+ * and the rest on a free list, lock and valid bits included: a cache miss
+ * is a request's hot path, and the allocations it made before (the head,
+ * about 3 KiB of it the row's map, zeroed by calloc; its valid bits; a
+ * mutex to set up and tear down) were the only ones a 4 KiB random write
+ * made.  Fresh buffer memory was worse: a page fault per page on first
+ * touch and a TLB shootdown at munmap made every new row several times
+ * slower than the I/O it did.  What is kept is bounded by the most heads
+ * the cache ever held at once, and freed only with the cache.
  */
 static void
 head_free (struct stripe_cache *c, struct stripe_head *sh)
@@ -123,7 +129,16 @@ head_free (struct stripe_cache *c, struct stripe_head *sh)
       c->spare[c->nspare++] = sh->buf;
     else
       free (sh->buf);
+    sh->buf = NULL;
   }
+  sh->hash_next = c->free_heads;
+  c->free_heads = sh;
+}
+
+/* For good, a head of the free list: the cache is going away. */
+static void
+head_destroy (struct stripe_head *sh)
+{
   pthread_mutex_destroy (&sh->lock);
   free (sh->valid);
   free (sh);
@@ -151,6 +166,12 @@ stripe_cache_destroy (struct stripe_cache *c)
     hash_remove (c, sh);
     head_free (c, sh);
   }
+  while (c->free_heads) {
+    struct stripe_head *sh = c->free_heads;
+
+    c->free_heads = sh->hash_next;
+    head_destroy (sh);
+  }
   while (c->nspare)
     free (c->spare[--c->nspare]);
   free (c->spare);
@@ -173,17 +194,29 @@ evict (struct stripe_cache *c)
   }
 }
 
+/* Called with c->lock held: a head for the row, from the free list if it
+ * has one (head_free).  Its valid bits say nothing until it has a buffer:
+ * stripe_head_buffers clears them then, and every user of the pages calls
+ * that first.
+ */
 static struct stripe_head *
 head_new (struct stripe_cache *c, uint64_t stripe)
 {
-  struct stripe_head *sh = calloc (1, sizeof *sh);
-  if (sh == NULL ||
-      (sh->valid = calloc (valid_words (c), sizeof (uint64_t))) == NULL) {
-    free (sh);
-    return NULL;
+  struct stripe_head *sh = c->free_heads;
+
+  if (sh)
+    c->free_heads = sh->hash_next;
+  else {
+    sh = calloc (1, sizeof *sh);
+    if (sh == NULL ||
+        (sh->valid = calloc (valid_words (c), sizeof (uint64_t))) == NULL) {
+      free (sh);
+      return NULL;
+    }
+    pthread_mutex_init (&sh->lock, NULL);
   }
   sh->stripe = stripe;
-  pthread_mutex_init (&sh->lock, NULL);
+  sh->refs = 0;
   geometry_map_stripe (c->g, stripe, &sh->map);
   sh->hash_next = c->hash[stripe & c->hash_mask];
   c->hash[stripe & c->hash_mask] = sh;

@@ -50,6 +50,8 @@ struct stripe_cache {
                                    during I/O or computation */
   uint8_t **spare;              /* buffers of freed heads, for reuse */
   size_t nspare, spare_cap;
+  struct stripe_head *free_heads; /* freed heads, for reuse, through
+                                     hash_next (head_free) */
   struct stripe_head **hash;
   size_t hash_mask;
   struct stripe_head lru;       /* list head: lru.lru_next is the oldest */

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Description: a write through the stripe cache allocates nothing once the
+ * cache has warmed up (issue 14: no per-request allocation on the hot
+ * path), even when every write misses the cache and evicts a row.
+ *
+ * The program is linked with --wrap for the allocator's entry points, so
+ * every call from the code under test (plugin/stripe_*.c, member.c,
+ * members.c, and the in-memory members) goes through the counters below;
+ * libc's own calls do not, and calls from Check (linked statically)
+ * happen outside the counted code.  A RAID-6 and a RAID-5 of in-memory
+ * members with a cache of a few rows take random writes over many more
+ * rows: 4 KiB pages (the RMW of a small random write), byte ranges, whole
+ * rows and zeroes.  The first pass fills the cache and its free lists;
+ * over the second, of the same kind, the counters must not move.  What
+ * the writes leave on the members is test_stripe's concern; this only
+ * checks that they succeed.
+ */
+
+#include <config.h>
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_run.h"
+#include "mem_array.h"
+#include "stripe.h"
+
+#define CHUNK (64 * 1024)
+#define ROWS 64
+#define BUDGET_ROWS 4
+#define WRITES 3000
+
+/* What member.c and members.c refer to; none of it is used here. */
+struct member *member_file_open (const char *p, enum member_direct d) { abort (); }
+bool member_is_uri (const char *name) { return false; }
+struct member *member_nbd_open (const char *uri) { abort (); }
+void nbdkit_error (const char *fs, ...) { }
+
+void *__real_malloc (size_t);
+void *__real_calloc (size_t, size_t);
+void *__real_realloc (void *, size_t);
+void *__real_aligned_alloc (size_t, size_t);
+int __real_posix_memalign (void **, size_t, size_t);
+
+static bool counting;            /* inside the code under test */
+static unsigned long allocations;
+
+void *
+__wrap_malloc (size_t n)
+{
+  allocations += counting;
+  return __real_malloc (n);
+}
+
+void *
+__wrap_calloc (size_t k, size_t n)
+{
+  allocations += counting;
+  return __real_calloc (k, n);
+}
+
+void *
+__wrap_realloc (void *p, size_t n)
+{
+  allocations += counting;
+  return __real_realloc (p, n);
+}
+
+void *
+__wrap_aligned_alloc (size_t a, size_t n)
+{
+  allocations += counting;
+  return __real_aligned_alloc (a, n);
+}
+
+int
+__wrap_posix_memalign (void **p, size_t a, size_t n)
+{
+  allocations += counting;
+  return __real_posix_memalign (p, a, n);
+}
+
+/* One write of a random kind somewhere in the array, row by row as
+ * array.c writes.
+ */
+static void
+random_write (struct mem_array *a, struct stripe_cache *c, const uint8_t *data)
+{
+  const uint64_t row = a->g.stripe_data_bytes;
+  uint64_t off, len;
+  bool zero = false;
+
+  switch (random () % 4) {
+  case 0: case 1:                       /* a page: RMW or RCW */
+    off = random () % (a->g.array_size / 4096) * 4096;
+    len = 4096;
+    break;
+  case 2:                               /* bytes, within a row */
+    off = random () % a->g.array_size;
+    len = 1 + random () % (row - off % row);
+    zero = random () % 4 == 0;
+    break;
+  default:                              /* a whole row */
+    off = random () % ROWS * row;
+    len = row;
+    break;
+  }
+
+  bool fua = random () % 8 == 0;
+  struct stripe_head *sh;
+  int r = -1;
+
+  counting = true;
+  sh = stripe_cache_get (c, off / row);
+  if (sh) {
+    r = stripe_write (c, sh, off % row, len, zero ? NULL : data, fua);
+    stripe_cache_put (c, sh);
+  }
+  counting = false;
+  ck_assert_int_eq (r, 0);
+}
+
+static void
+no_allocation_after_warmup (int level, int n)
+{
+  struct mem_array a;
+  struct stripe_cache *c;
+  uint8_t *data;
+  unsigned long before;
+
+  mem_array_init (&a, level, LAYOUT_LEFT_SYMMETRIC, n, CHUNK, 0, ROWS);
+  c = stripe_cache_create (&a.g, &a.ms, BUDGET_ROWS * (uint64_t) n * CHUNK);
+  ck_assert (c != NULL);
+  data = __real_malloc (a.g.stripe_data_bytes);
+  ck_assert (data != NULL);
+  memset (data, 0xa5, a.g.stripe_data_bytes);
+
+  srandom (level * 100 + n);
+  for (int i = 0; i < WRITES; i++)
+    random_write (&a, c, data);
+  before = allocations;
+  for (int i = 0; i < WRITES; i++)
+    random_write (&a, c, data);
+  ck_assert_msg (allocations == before,
+                 "RAID-%d of %d: %lu allocations in %d writes after warm-up",
+                 level, n, allocations - before, WRITES);
+
+  free (data);
+  stripe_cache_destroy (c);
+  mem_array_free (&a);
+}
+
+START_TEST (test_raid6)
+{
+  no_allocation_after_warmup (6, 6);
+}
+END_TEST
+
+START_TEST (test_raid5)
+{
+  no_allocation_after_warmup (5, 5);
+}
+END_TEST
+
+int
+main (void)
+{
+  const struct check_case cases[] = {
+    { "raid6", test_raid6 },
+    { "raid5", test_raid5 },
+  };
+
+  return check_run (check_suite ("stripe_alloc", CHECK_CASES (cases), 60),
+                    false);
+}
