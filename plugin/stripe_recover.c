@@ -130,6 +130,12 @@ fill_reads_max (const struct stripe_cache *c, unsigned int first,
   return (size_t) c->g->members * ((end - first + 1) / 2 + 1);
 }
 
+/* The reads of a fill of up to 14 KiB of requests come from the stack:
+ * a degraded read or write of a few pages, a request's hot path on a
+ * degraded array, allocates nothing (tests/test_stripe_alloc.c).
+ */
+#define FILL_STACK_IOS 256
+
 /* Make every member's pages [first, end) valid: read what the working
  * members have, and reconstruct the others' pages, both after one view
  * of which members can be read (struct lost_set).  A read error fails
@@ -139,11 +145,11 @@ int
 stripe_fill_rows (struct stripe_cache *c, struct stripe_head *sh,
            unsigned int first, unsigned int end)
 {
-  struct member_io *ios;
+  struct member_io stack[FILL_STACK_IOS], *ios = stack;
+  size_t max = fill_reads_max (c, first, end);
   int r = -1;
 
-  ios = malloc (fill_reads_max (c, first, end) * sizeof *ios);
-  if (ios == NULL)
+  if (max > FILL_STACK_IOS && (ios = malloc (max * sizeof *ios)) == NULL)
     return -1;
   for (;;) {
     struct lost_set l;
@@ -165,7 +171,8 @@ stripe_fill_rows (struct stripe_cache *c, struct stripe_head *sh,
     if (stripe_io_failed (c, sh, ios, n) == -1)
       break;
   }
-  free (ios);
+  if (ios != stack)
+    free (ios);
   return r;
 }
 

@@ -1,23 +1,26 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Description: a write through the stripe cache allocates nothing once the
- * cache has warmed up (issue 14: no per-request allocation on the hot
- * path), even when every write misses the cache and evicts a row.
+/* Description: a write or a read through the stripe cache allocates
+ * nothing once the cache has warmed up (issue 14: no per-request
+ * allocation on the hot path), even when every request misses the cache
+ * and evicts a row, healthy or degraded.
  *
  * The program is linked with --wrap for the allocator's entry points, so
  * every call from the code under test (plugin/stripe_*.c, member.c,
  * members.c, and the in-memory members) goes through the counters below;
  * libc's own calls do not, and calls from Check (linked statically)
  * happen outside the counted code.  A RAID-6 and a RAID-5 of in-memory
- * members with a cache of a few rows take random writes over many more
- * rows: 4 KiB pages (the RMW of a small random write), byte ranges, whole
- * rows and zeroes.  The first pass fills the cache and its free lists;
- * over the second, of the same kind, the counters must not move.  What
- * the writes leave on the members is test_stripe's concern; this only
- * checks that they succeed.
+ * members with a cache of a few rows take random requests over many more
+ * rows: writes of 4 KiB pages (the RMW of a small random write), byte
+ * ranges, whole rows and zeroes, and reads through the cache (as array.c
+ * reads a degraded row); then the same with a member failed.  The first
+ * pass fills the cache and its free lists; over the second, of the same
+ * kind, the counters must not move.  What the writes leave on the members
+ * is test_stripe's concern; this only checks that requests succeed.
  */
 
 #include <config.h>
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +32,7 @@
 #define CHUNK (64 * 1024)
 #define ROWS 64
 #define BUDGET_ROWS 4
-#define WRITES 3000
+#define REQUESTS 3000
 
 /* What member.c and members.c refer to; none of it is used here. */
 struct member *member_file_open (const char *p, enum member_direct d) { abort (); }
@@ -81,17 +84,17 @@ __wrap_posix_memalign (void **p, size_t a, size_t n)
   return __real_posix_memalign (p, a, n);
 }
 
-/* One write of a random kind somewhere in the array, row by row as
- * array.c writes.
+/* One request of a random kind somewhere in the array, within a row as
+ * array.c cuts them.
  */
 static void
-random_write (struct mem_array *a, struct stripe_cache *c, const uint8_t *data)
+random_request (struct mem_array *a, struct stripe_cache *c, uint8_t *data)
 {
   const uint64_t row = a->g.stripe_data_bytes;
   uint64_t off, len;
-  bool zero = false;
+  bool zero = false, read = false;
 
-  switch (random () % 4) {
+  switch (random () % 5) {
   case 0: case 1:                       /* a page: RMW or RCW */
     off = random () % (a->g.array_size / 4096) * 4096;
     len = 4096;
@@ -101,9 +104,14 @@ random_write (struct mem_array *a, struct stripe_cache *c, const uint8_t *data)
     len = 1 + random () % (row - off % row);
     zero = random () % 4 == 0;
     break;
-  default:                              /* a whole row */
+  case 3:                               /* a whole row */
     off = random () % ROWS * row;
     len = row;
+    break;
+  default:                              /* a read, within a row */
+    off = random () % a->g.array_size;
+    len = 1 + random () % (row - off % row);
+    read = true;
     break;
   }
 
@@ -114,7 +122,10 @@ random_write (struct mem_array *a, struct stripe_cache *c, const uint8_t *data)
   counting = true;
   sh = stripe_cache_get (c, off / row);
   if (sh) {
-    r = stripe_write (c, sh, off % row, len, zero ? NULL : data, fua);
+    if (read)
+      r = stripe_read (c, sh, off % row, len, data);
+    else
+      r = stripe_write (c, sh, off % row, len, zero ? NULL : data, fua);
     stripe_cache_put (c, sh);
   }
   counting = false;
@@ -122,7 +133,7 @@ random_write (struct mem_array *a, struct stripe_cache *c, const uint8_t *data)
 }
 
 static void
-no_allocation_after_warmup (int level, int n)
+no_allocation_after_warmup (int level, int n, bool degraded)
 {
   struct mem_array a;
   struct stripe_cache *c;
@@ -136,15 +147,18 @@ no_allocation_after_warmup (int level, int n)
   ck_assert (data != NULL);
   memset (data, 0xa5, a.g.stripe_data_bytes);
 
+  if (degraded)
+    member_fail (a.m[1], EIO);
   srandom (level * 100 + n);
-  for (int i = 0; i < WRITES; i++)
-    random_write (&a, c, data);
+  for (int i = 0; i < REQUESTS; i++)
+    random_request (&a, c, data);
   before = allocations;
-  for (int i = 0; i < WRITES; i++)
-    random_write (&a, c, data);
+  for (int i = 0; i < REQUESTS; i++)
+    random_request (&a, c, data);
   ck_assert_msg (allocations == before,
-                 "RAID-%d of %d: %lu allocations in %d writes after warm-up",
-                 level, n, allocations - before, WRITES);
+                 "RAID-%d of %d%s: %lu allocations in %d requests after "
+                 "warm-up", level, n, degraded ? ", degraded" : "",
+                 allocations - before, REQUESTS);
 
   free (data);
   stripe_cache_destroy (c);
@@ -153,13 +167,25 @@ no_allocation_after_warmup (int level, int n)
 
 START_TEST (test_raid6)
 {
-  no_allocation_after_warmup (6, 6);
+  no_allocation_after_warmup (6, 6, false);
 }
 END_TEST
 
 START_TEST (test_raid5)
 {
-  no_allocation_after_warmup (5, 5);
+  no_allocation_after_warmup (5, 5, false);
+}
+END_TEST
+
+START_TEST (test_raid6_degraded)
+{
+  no_allocation_after_warmup (6, 6, true);
+}
+END_TEST
+
+START_TEST (test_raid5_degraded)
+{
+  no_allocation_after_warmup (5, 5, true);
 }
 END_TEST
 
@@ -169,6 +195,8 @@ main (void)
   const struct check_case cases[] = {
     { "raid6", test_raid6 },
     { "raid5", test_raid5 },
+    { "raid6 degraded", test_raid6_degraded },
+    { "raid5 degraded", test_raid5_degraded },
   };
 
   return check_run (check_suite ("stripe_alloc", CHECK_CASES (cases), 60),
