@@ -149,6 +149,7 @@ array_open (const struct array_config *cfg_in)
     nbdkit_error ("calloc: %m");
     return NULL;
   }
+  pthread_mutex_init (&a->bounce_lock, NULL);
   a->direct = cfg->direct;
   a->readonly = cfg->readonly;
   a->can_punch = a->can_zero_range = true;
@@ -239,13 +240,22 @@ array_close (struct array *a)
   md_array_close (a->md);
   stripe_cache_destroy (a->cache);
   members_destroy (&a->ms);
+  while (a->bounce_free) {
+    uint8_t *b = a->bounce_free;
+
+    memcpy (&a->bounce_free, b, sizeof b);
+    free (b);
+  }
+  pthread_mutex_destroy (&a->bounce_lock);
   free (a);
 }
 
 /* A piece the member cannot take as it is is read through an aligned
  * bounce buffer: an offset or length that is not a multiple of the
  * member's alignment (O_DIRECT: 4K; an NBD export: its minimum block
- * size), or, with O_DIRECT, a buffer not page aligned in memory.
+ * size), or, with O_DIRECT, a buffer not page aligned in memory.  (nbdkit
+ * hands the plugin malloc's buffers, 16 bytes past a page, so on O_DIRECT
+ * members that is nearly every read.)
  */
 static bool
 needs_bounce (const struct member *m, const void *buf, uint64_t len,
@@ -255,27 +265,66 @@ needs_bounce (const struct member *m, const void *buf, uint64_t len,
     (m->direct && (uintptr_t) buf % PAGE);
 }
 
-/* 0; -1 (errno) if m failed the read; -2 (errno ENOMEM) if there was no
- * memory for the bounce buffer, which says nothing about m.
+/* Bounce buffers.  A request that needs one takes a buffer of
+ * bounce_bytes from the array's pool and gives it back when it ends, so
+ * that no read allocates (or faults in fresh memory) once the pool holds
+ * one buffer per request that ran at once.  A buffer holds at least one
+ * piece with its alignment on both sides, and 1 MiB at least, so that a
+ * large read's pieces go to the members in one batch as the others do.
  */
-static int
-read_bounced (struct member *m, void *buf, uint64_t len, uint64_t off)
+static size_t
+bounce_bytes (const struct array *a)
 {
-  uint64_t lo = off / m->align * m->align;
-  uint64_t hi = (off + len + m->align - 1) / m->align * m->align;
-  struct member_io io = { .member = m, .op = MEMBER_READ, .len = hi - lo,
-                          .offset = lo };
-  int r;
+  size_t one = a->g.chunk + 2 * MEMBER_MAX_ALIGN;
 
-  io.buf = aligned_alloc (PAGE, (hi - lo + PAGE - 1) / PAGE * PAGE);
-  if (io.buf == NULL)
-    return -2;                  /* ENOMEM: the request fails, not m */
-  r = member_io_run (&io, 1);
-  if (r == 0)
-    memcpy (buf, (uint8_t *) io.buf + (off - lo), len);
-  free (io.buf);
-  return r;
+  if (one < 1024 * 1024)
+    one = 1024 * 1024;
+  return (one + PAGE - 1) / PAGE * PAGE;
 }
+
+/* A bounce buffer, or NULL (ENOMEM: the request fails, no member). */
+static uint8_t *
+bounce_get (struct array *a)
+{
+  uint8_t *b;
+
+  pthread_mutex_lock (&a->bounce_lock);
+  b = a->bounce_free;
+  if (b)
+    memcpy (&a->bounce_free, b, sizeof b);
+  pthread_mutex_unlock (&a->bounce_lock);
+  if (b == NULL && (b = aligned_alloc (PAGE, bounce_bytes (a))) == NULL)
+    errno = ENOMEM;
+  return b;
+}
+
+static void
+bounce_put (struct array *a, uint8_t *b)
+{
+  if (b == NULL)
+    return;
+  pthread_mutex_lock (&a->bounce_lock);
+  memcpy (b, &a->bounce_free, sizeof b);
+  a->bounce_free = b;
+  pthread_mutex_unlock (&a->bounce_lock);
+}
+
+/* The reads of a request's pieces on working members, sent in batches:
+ * each piece straight into the client's buffer, or into the request's
+ * bounce buffer (where is dst's place in ios[].buf) and copied out after.
+ */
+struct read_batch {
+  struct array *a;
+  size_t n;
+  struct member_io ios[READ_BATCH];
+  struct {
+    uint64_t where;             /* array offset */
+    uint8_t *dst;               /* the client's bytes */
+    uint64_t len, skip;         /* bounced: dst's bytes at ios[].buf + skip */
+  } piece[READ_BATCH];
+  uint8_t *bounce;              /* NULL until a piece needs it */
+  size_t used;                  /* of bounce, by this batch */
+};
 
 /* A piece whose member has failed is read through the stripe cache, which
  * reconstructs it from the other members under the row's lock.
@@ -294,40 +343,76 @@ read_degraded (struct array *a, void *buf, uint64_t len, uint64_t offset)
   return r;
 }
 
-/* Run a batch of direct reads; pieces that failed are failed members,
- * and are read again degraded.
- */
+/* A piece that failed fails its member and is read again degraded. */
 static int
-run_reads (struct array *a, struct member_io *ios, const uint64_t *where,
-           size_t n)
+run_reads (struct read_batch *b)
 {
-  if (n == 0 || member_io_run (ios, n) == 0)
+  struct array *a = b->a;
+  size_t n = b->n;
+  int r = 0;
+
+  b->n = b->used = 0;
+  if (n == 0)
     return 0;
-  if (fail_members (a, ios, n) == -1)
+  if (member_io_run (b->ios, n) == -1 && fail_members (a, b->ios, n) == -1)
     return -1;
-  for (size_t i = 0; i < n; i++)
-    if (ios[i].err &&
-        read_degraded (a, ios[i].buf, ios[i].len, where[i]) == -1)
+  for (size_t i = 0; i < n && r == 0; i++) {
+    if (b->ios[i].err)
+      r = read_degraded (a, b->piece[i].dst, b->piece[i].len,
+                         b->piece[i].where);
+    else if (b->ios[i].buf != b->piece[i].dst)
+      memcpy (b->piece[i].dst, (uint8_t *) b->ios[i].buf + b->piece[i].skip,
+              b->piece[i].len);
+  }
+  return r;
+}
+
+/* Add a piece on working member m at member offset moff. */
+static int
+add_read (struct read_batch *b, struct member *m, uint64_t moff,
+          uint8_t *dst, uint64_t len, uint64_t where)
+{
+  struct member_io io = {
+    .member = m, .op = MEMBER_READ, .buf = dst, .len = len, .offset = moff,
+  };
+  uint64_t skip = 0;
+
+  if (needs_bounce (m, dst, len, moff)) {
+    uint64_t lo = moff / m->align * m->align;
+    uint64_t hi = (moff + len + m->align - 1) / m->align * m->align;
+    size_t size = (hi - lo + PAGE - 1) / PAGE * PAGE;
+
+    if (b->bounce == NULL && (b->bounce = bounce_get (b->a)) == NULL)
       return -1;
-  return 0;
+    if (b->used + size > bounce_bytes (b->a) && run_reads (b) == -1)
+      return -1;
+    io.buf = b->bounce + b->used;
+    io.offset = lo;
+    io.len = hi - lo;
+    skip = moff - lo;
+    b->used += size;
+  }
+  b->ios[b->n] = io;
+  b->piece[b->n].where = where;
+  b->piece[b->n].dst = dst;
+  b->piece[b->n].len = len;
+  b->piece[b->n].skip = skip;
+  return ++b->n == READ_BATCH ? run_reads (b) : 0;
 }
 
 static int
 read_pieces (struct array *a, void *buf, uint64_t count, uint64_t offset)
 {
-  struct member_io ios[READ_BATCH];
-  uint64_t where[READ_BATCH];   /* array offset of each piece */
+  struct read_batch b = { .a = a };
   struct stripe_map map;
   uint64_t mapped = UINT64_MAX;
   uint8_t *p = buf;
-  size_t n = 0;
+  int r = 0;
 
-  while (count > 0) {
+  while (count > 0 && r == 0) {
     struct geometry_location loc;
     uint64_t len;
     struct member *m;
-    uint64_t moff;
-    int r = 0;
 
     geometry_locate (&a->g, offset, &loc);
     len = a->g.chunk - loc.within;
@@ -338,37 +423,19 @@ read_pieces (struct array *a, void *buf, uint64_t count, uint64_t offset)
       mapped = loc.stripe;
     }
     m = members_at (&a->ms, map.data_member[loc.chunk]);
-    moff = geometry_member_offset (&a->g, loc.stripe) + loc.within;
-
     if (!member_readable (m, loc.stripe))
       r = read_degraded (a, p, len, offset);
-    else if (needs_bounce (m, p, len, moff)) {
-      int b = read_bounced (m, p, len, moff);
-
-      if (b == -2)
-        r = -1;
-      else if (b == -1)
-        r = fail_members (a, &(struct member_io) {
-            .member = m, .op = MEMBER_READ, .err = errno }, 1)
-          ?: read_degraded (a, p, len, offset);
-    }
-    else {
-      where[n] = offset;
-      ios[n++] = (struct member_io) {
-        .member = m, .op = MEMBER_READ, .buf = p, .len = len, .offset = moff,
-      };
-      if (n == READ_BATCH) {
-        r = run_reads (a, ios, where, n);
-        n = 0;
-      }
-    }
-    if (r == -1)
-      return -1;
+    else
+      r = add_read (&b, m, geometry_member_offset (&a->g, loc.stripe) +
+                    loc.within, p, len, offset);
     p += len;
     offset += len;
     count -= len;
   }
-  return run_reads (a, ios, where, n);
+  if (r == 0)
+    r = run_reads (&b);
+  bounce_put (a, b.bounce);
+  return r;
 }
 
 /* Write (data != NULL) or zero [offset, offset+count) row by row. */

@@ -7,6 +7,7 @@
 #define RAID_ARRAY_H
 
 #include <stdatomic.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -40,6 +41,9 @@ struct array {
                                    written since the array was last
                                    healthy (missed_rows.c); else NULL */
   struct io_count io[ARRAY_COUNTS];     /* member.h; by array_count */
+  pthread_mutex_t bounce_lock;  /* guards bounce_free */
+  uint8_t *bounce_free;         /* array.c's free bounce buffers, each
+                                   linked through its first bytes */
 };
 
 /* Open and check every member; nbdkit_error says what is wrong.  Nothing
