@@ -248,14 +248,26 @@ stripe_cache_get (struct stripe_cache *c, uint64_t stripe)
   return sh;
 }
 
+/* A head nobody uses any more is kept for what its pages cache, so one
+ * without a buffer (a row zeroed, trimmed or punched by a rebuild, which
+ * caches nothing) is freed at once: the budget counts buffers, and such
+ * heads, never evicted, grew without bound (a trim of a 64 GiB array left
+ * 208 MB of them).
+ */
 void
 stripe_cache_put (struct stripe_cache *c, struct stripe_head *sh)
 {
   pthread_mutex_unlock (&sh->lock);
   pthread_mutex_lock (&c->lock);
   if (--sh->refs == 0) {
-    lru_append (c, sh);
-    evict (c);
+    if (sh->buf == NULL) {
+      hash_remove (c, sh);
+      head_free (c, sh);
+    }
+    else {
+      lru_append (c, sh);
+      evict (c);
+    }
   }
   pthread_mutex_unlock (&c->lock);
 }

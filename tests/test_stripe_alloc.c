@@ -15,7 +15,9 @@
  * reads a degraded row); then the same with a member failed.  The first
  * pass fills the cache and its free lists; over the second, of the same
  * kind, the counters must not move.  What the writes leave on the members
- * is test_stripe's concern; this only checks that requests succeed.
+ * is test_stripe's concern; this only checks that requests succeed.  And
+ * rows taken without their pages (zero, trim, a rebuild's punch) over
+ * rows never seen before allocate nothing either.
  */
 
 #include <config.h>
@@ -165,6 +167,43 @@ no_allocation_after_warmup (int level, int n, bool degraded)
   mem_array_free (&a);
 }
 
+/* Rows taken and given back without their pages, as array.c zeroes and
+ * trims whole rows and the rebuild punches them: once warm, new rows cost
+ * no allocation, because a head that caches nothing is freed for reuse
+ * when given back (the cache's budget counts only pages, so such heads,
+ * kept, grew without bound).
+ */
+START_TEST (test_rows_without_pages)
+{
+  struct mem_array a;
+  struct stripe_cache *c;
+  unsigned long before;
+
+  mem_array_init (&a, 6, LAYOUT_LEFT_SYMMETRIC, 6, CHUNK, 0, ROWS);
+  c = stripe_cache_create (&a.g, &a.ms, BUDGET_ROWS * 6 * (uint64_t) CHUNK);
+  ck_assert (c != NULL);
+  for (int pass = 0; pass < 2; pass++) {
+    before = allocations;
+    counting = true;
+    for (uint64_t row = pass * 10000; row < (pass + 1) * UINT64_C (10000);
+         row++) {
+      struct stripe_head *sh = stripe_cache_get (c, row);
+
+      if (sh == NULL)
+        break;
+      stripe_head_invalidate (c, sh);
+      stripe_cache_put (c, sh);
+    }
+    counting = false;
+  }
+  ck_assert_msg (allocations == before,
+                 "%lu allocations for 10000 new rows without pages",
+                 allocations - before);
+  stripe_cache_destroy (c);
+  mem_array_free (&a);
+}
+END_TEST
+
 START_TEST (test_raid6)
 {
   no_allocation_after_warmup (6, 6, false);
@@ -197,6 +236,7 @@ main (void)
     { "raid5", test_raid5 },
     { "raid6 degraded", test_raid6_degraded },
     { "raid5 degraded", test_raid5_degraded },
+    { "rows without pages", test_rows_without_pages },
   };
 
   return check_run (check_suite ("stripe_alloc", CHECK_CASES (cases), 60),
