@@ -33,11 +33,13 @@
  * head at a time (requests spanning rows take them one after the other);
  * the rebuild holds a window of them, taken in row order (lock.h says why
  * that cannot deadlock); none takes a lock under a head but c->lock and
- * the members' own.  Heads with no references sit on the LRU list; when
- * the buffers exceed the budget, the least recently used unreferenced
- * heads are freed.  Referenced heads are never freed, so the budget can be
- * exceeded by one head per busy request thread and a window's for the
- * rebuild.
+ * the members' own.  Heads with no references and a buffer sit on the LRU
+ * list; when the buffers exceed the budget, the least recently used
+ * unreferenced heads are freed.  A head with no buffer caches nothing and
+ * is freed when its last reference goes.  Referenced heads are never
+ * freed, so the budget can be exceeded by one head per busy request thread
+ * and a window's for the rebuild.  Freed heads and buffers are kept for
+ * reuse (head_free).
  */
 
 #include <config.h>

@@ -22,7 +22,13 @@ sock=$tmpdir/raid.sock
 start_nbdkit "$sock" metadata=none level=6 chunk=256K "${members[@]}"
 pid=${_bg_pids[-1]}
 
-nbdsh -u "nbd+unix:///?socket=$sock" -c "h.pwrite(b'x' * 4096, 0)"
+# Every path once before the measure: a write, a trim and a zero.
+nbdsh -u "nbd+unix:///?socket=$sock" -c "
+row = 4 * 256 * 1024
+h.pwrite(b'x' * 4096, 0)
+h.trim(4 * row, row)
+h.zero(4 * row, 5 * row)
+"
 before=$(rss_kib "$pid")
 nbdsh -u "nbd+unix:///?socket=$sock" -c "
 size = h.get_size()
