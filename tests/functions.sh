@@ -230,6 +230,30 @@ requires_nbdkit_filter ()
     done
 }
 
+# start_bounce_array: a RAID-5 (chunk 64K) of three members whose member 1
+# is an NBD export with a 4 KiB minimum block size (nbdkit's
+# blocksize-policy filter), so that reads of its chunk at 512-byte offsets
+# go through the plugin's bounce buffers, served with the alloc-fail shim
+# (alloc-fail.c) preloaded: the plugin's aligned_alloc fails while the file
+# $ALLOC_FAIL_FILE exists.  Sets members, ctl and sock; nbdkit's stderr
+# goes to $tmpdir/log.  Skips (exit 77) without the filter or the shim.
+start_bounce_array ()
+{
+    local shim=$top_builddir/tests/.libs/liballocfail.so
+    requires_nbdkit_filter blocksize-policy
+    [ -f "$shim" ] || { echo "$0: SKIP: $shim is not built"; exit 77; }
+    make_members 3 4M
+    start_bg nbdkit -f --exit-with-parent -U "$tmpdir/m1.sock" \
+        --filter=blocksize-policy file "${members[1]}" \
+        blocksize-minimum=4096 blocksize-error-policy=error
+    for _ in $(seq 100); do [ -S "$tmpdir/m1.sock" ] && break; sleep 0.1; done
+    export ALLOC_FAIL_FILE=$tmpdir/no-memory
+    ctl=$tmpdir/ctl sock=$tmpdir/raid.sock
+    RAID_NBDKIT_PRELOAD=$shim start_nbdkit "$sock" metadata=none level=5 \
+        chunk=64K control="$ctl" "${members[0]}" \
+        "nbd+unix:///?socket=$tmpdir/m1.sock" "${members[2]}" 2> "$tmpdir/log"
+}
+
 # Soft failures: fail MSG prints MSG and counts it, so that one run shows
 # every case that fails; end_failures (last) exits 1 if any did.
 failures=0

@@ -16,22 +16,9 @@
 source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
 requires nbdsh
 requires_python_module nbd
-requires_nbdkit_filter blocksize-policy
 
 fail () { echo "$0: FAIL: $*" >&2; exit 1; }
-shim=$top_builddir/tests/.libs/liballocfail.so
-[ -f "$shim" ] || { echo "$0: SKIP: $shim is not built"; exit 77; }
-
-make_members 3 4M
-start_bg nbdkit -f --exit-with-parent -U "$tmpdir/m1.sock" \
-    --filter=blocksize-policy file "${members[1]}" \
-    blocksize-minimum=4096 blocksize-error-policy=error
-for _ in $(seq 100); do [ -S "$tmpdir/m1.sock" ] && break; sleep 0.1; done
-export ALLOC_FAIL_FILE=$tmpdir/no-memory
-ctl=$tmpdir/ctl sock=$tmpdir/raid.sock
-RAID_NBDKIT_PRELOAD=$shim start_nbdkit "$sock" metadata=none level=5 chunk=64K \
-    control="$ctl" "${members[0]}" "nbd+unix:///?socket=$tmpdir/m1.sock" \
-    "${members[2]}" 2> "$tmpdir/log"
+start_bounce_array
 
 nbdsh -u "nbd+unix:///?socket=$sock" -c "
 import os

@@ -204,26 +204,12 @@ START_TEST (test_rows_without_pages)
 }
 END_TEST
 
-START_TEST (test_raid6)
+/* RAID-6 and RAID-5, healthy and with member 1 failed. */
+START_TEST (test_requests)
 {
   no_allocation_after_warmup (6, 6, false);
-}
-END_TEST
-
-START_TEST (test_raid5)
-{
   no_allocation_after_warmup (5, 5, false);
-}
-END_TEST
-
-START_TEST (test_raid6_degraded)
-{
   no_allocation_after_warmup (6, 6, true);
-}
-END_TEST
-
-START_TEST (test_raid5_degraded)
-{
   no_allocation_after_warmup (5, 5, true);
 }
 END_TEST
@@ -232,10 +218,7 @@ int
 main (void)
 {
   const struct check_case cases[] = {
-    { "raid6", test_raid6 },
-    { "raid5", test_raid5 },
-    { "raid6 degraded", test_raid6_degraded },
-    { "raid5 degraded", test_raid5_degraded },
+    { "requests", test_requests },
     { "rows without pages", test_rows_without_pages },
   };
 
