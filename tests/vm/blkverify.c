@@ -118,7 +118,9 @@ job (void *arg)
 
   CPU_ZERO (&set);
   CPU_SET (j % (ncpu > 0 ? ncpu : 1), &set);
-  sched_setaffinity (0, sizeof set, &set);
+  if (sched_setaffinity (0, sizeof set, &set) != 0)
+    fprintf (stderr, "blkverify: job %d: not pinned to CPU %ld: %s\n", j,
+             j % (ncpu > 0 ? ncpu : 1), strerror (errno));
   if (order == NULL || posix_memalign ((void **) &buf, 4096, bs) ||
       posix_memalign ((void **) &want, 4096, bs)) {
     perror ("blkverify: memory");
@@ -164,6 +166,8 @@ job (void *arg)
                 ? "good" : "BAD");
     }
   }
+  printf ("blkverify: job %d %s on CPU %d\n", j,
+          writing ? "wrote" : "read", sched_getcpu ());
   if (writing && fdatasync (fd) != 0) {
     perror ("blkverify: fdatasync");
     ioerr++;
