@@ -310,8 +310,9 @@ bounce_put (struct array *a, uint8_t *b)
 }
 
 /* The reads of a request's pieces on working members, sent in batches:
- * each piece straight into the client's buffer, or into the request's
- * bounce buffer (where is dst's place in ios[].buf) and copied out after.
+ * each piece straight into the client's buffer, or into a stretch of the
+ * request's bounce buffer (skip says where its bytes start there) and
+ * copied out after.
  */
 struct read_batch {
   struct array *a;
@@ -323,7 +324,7 @@ struct read_batch {
     uint64_t len, skip;         /* bounced: dst's bytes at ios[].buf + skip */
   } piece[READ_BATCH];
   uint8_t *bounce;              /* NULL until a piece needs it */
-  size_t used;                  /* of bounce, by this batch */
+  size_t used, size;            /* of bounce: by this batch, in all */
 };
 
 /* A piece whose member has failed is read through the stripe cache, which
@@ -382,9 +383,12 @@ add_read (struct read_batch *b, struct member *m, uint64_t moff,
     uint64_t hi = (moff + len + m->align - 1) / m->align * m->align;
     size_t size = (hi - lo + PAGE - 1) / PAGE * PAGE;
 
-    if (b->bounce == NULL && (b->bounce = bounce_get (b->a)) == NULL)
-      return -1;
-    if (b->used + size > bounce_bytes (b->a) && run_reads (b) == -1)
+    if (b->bounce == NULL) {
+      if ((b->bounce = bounce_get (b->a)) == NULL)
+        return -1;
+      b->size = bounce_bytes (b->a);
+    }
+    if (b->used + size > b->size && run_reads (b) == -1)
       return -1;
     io.buf = b->bounce + b->used;
     io.offset = lo;

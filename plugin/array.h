@@ -6,8 +6,8 @@
 #ifndef RAID_ARRAY_H
 #define RAID_ARRAY_H
 
-#include <stdatomic.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 

@@ -159,7 +159,7 @@ run_vm ()
         vm_status=0
         wait "$pid" || vm_status=$?
         if [ "$try" = 1 ] && _vm_crashed "$vm_status" &&
-           ! grep -a -q 'RAIDVM: init' "$log" 2>/dev/null; then
+           ! _vm_saw_init "$log"; then
             echo "== $name: qemu died of signal $((vm_status - 128)) before the guest ran init; booting it once more"
             cat "$tmpdir/$name.qemu.out"
             continue
@@ -201,11 +201,19 @@ _vm_crashed ()
     return 1
 }
 
-# _vm_reaches_init PID LOG: 0 once LOG has "RAIDVM: init" or qemu (PID)
+# _vm_saw_init LOG: whether the console LOG shows the guest's init started
+# (its first act is to print this line).
+_vm_init_line='RAIDVM: init'
+_vm_saw_init ()
+{
+    grep -a -q "$_vm_init_line" "$1" 2>/dev/null
+}
+
+# _vm_reaches_init PID LOG: 0 once LOG has the init line or qemu (PID)
 # has exited (its status will tell); 1 if neither within $VM_BOOT_LIMIT s.
 _vm_reaches_init ()
 {
-    vm_wait_console "$2" "$1" "$VM_BOOT_LIMIT" 'RAIDVM: init' && return 0
+    vm_wait_console "$2" "$1" "$VM_BOOT_LIMIT" "$_vm_init_line" && return 0
     kill -0 "$1" 2>/dev/null && return 1
     return 0
 }
