@@ -12,6 +12,16 @@
 # servers together: on one machine they share its cores, and the servers
 # use most of them (bench/results/2026-12-04-zen5-remote-simple-replies.md).
 #
+# The member servers' memory disks are allocated up front
+# (allocator=malloc; with mlock=true when run as root, which faults
+# every page in before the job): the default sparse allocator mallocs and
+# faults in a page the first time a write lands on it, which in a 10 s
+# random-write job is most writes, and that cost (one server: 63 against
+# 33 us of CPU per member request, perf stat, 2026-12-05) is the test
+# disk's being new, not the array's or a server's.  The local members are
+# sparse tmpfs files, whose first writes cost no more than later ones
+# there (bench/results/2026-12-05-zen5-remote-servers.md).
+#
 # Then a short profiling pass measures how many requests each remote
 # member has in flight.  Method: each member server gets nbdkit's log
 # filter (outermost), which writes one line when a request arrives and
@@ -56,6 +66,8 @@ local_disks () {
     disks+=" disk=$dir/m$i.img"
   done
 }
+memory_args=allocator=malloc
+[ "$(id -u)" = 0 ] && memory_args+=,mlock=true
 remote_disks () {               # remote_disks [log] [NBDKIT-OPTIONS...]
   disks=""
   local log=false
@@ -67,7 +79,7 @@ remote_disks () {               # remote_disks [log] [NBDKIT-OPTIONS...]
     else
       extra+=(memory)
     fi
-    bg_serve "$dir/member$i.sock" "${extra[@]}" size="$MEMBER_SIZE"
+    bg_serve "$dir/member$i.sock" "${extra[@]}" size="$MEMBER_SIZE" "$memory_args"
     disks+=" disk=nbd+unix:///?socket=$dir/member$i.sock"
   done
 }
@@ -96,7 +108,7 @@ cpu=$(cpu_name)
 echo "e2e-remote: CPU $cpu, $(nproc) cores; RAID-$LEVEL of $nmembers members of" \
      "$MEMBER_SIZE, chunk $CHUNK; ${FIO_RUNTIME}s per job"
 echo "e2e-remote: local members: tmpfs files in $base;" \
-     "remote members: nbdkit memory servers on Unix sockets"
+     "remote members: nbdkit memory servers on Unix sockets ($memory_args)"
 
 # 1. Local members.
 local_disks
