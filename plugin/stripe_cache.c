@@ -106,9 +106,9 @@ stripe_cache_create (const struct geometry *g, struct members *ms,
  * buffer apart (a head may get a buffer later than it is made, or never)
  * and the rest on a free list, lock and valid bits included: a cache miss
  * is a request's hot path, and the allocations it made before (the head,
- * about 3 KiB of it the row's map, zeroed by calloc; its valid bits; a
- * mutex to set up and tear down) were the only ones a 4 KiB random write
- * made.  Fresh buffer memory was worse: a page fault per page on first
+ * about 3 KiB of it the row's map, zeroed by calloc; its valid bits) were
+ * the only ones a 4 KiB random write made (the lock alone is made anew,
+ * head_new).  Fresh buffer memory was worse: a page fault per page on first
  * touch and a TLB shootdown at munmap made every new row several times
  * slower than the I/O it did.  What is kept is bounded by the most heads
  * the cache ever held at once, and freed only with the cache.
@@ -199,15 +199,22 @@ evict (struct stripe_cache *c)
 /* Called with c->lock held: a head for the row, from the free list if it
  * has one (head_free).  Its valid bits say nothing until it has a buffer:
  * stripe_head_buffers clears them then, and every user of the pages calls
- * that first.
+ * that first.  A reused head's lock is made anew (a few stores in glibc):
+ * it is another row's lock now, and a lock-order checker (ThreadSanitizer)
+ * that knows locks by address would otherwise see two rebuild windows,
+ * each in row order, take the same two locks in opposite orders
+ * (tests/test_stripe_lock_reuse.c).
  */
 static struct stripe_head *
 head_new (struct stripe_cache *c, uint64_t stripe)
 {
   struct stripe_head *sh = c->free_heads;
 
-  if (sh)
+  if (sh) {
     c->free_heads = sh->hash_next;
+    pthread_mutex_destroy (&sh->lock);
+    pthread_mutex_init (&sh->lock, NULL);
+  }
   else {
     sh = calloc (1, sizeof *sh);
     if (sh == NULL ||

@@ -405,6 +405,24 @@ test_stripe_alloc_LDADD = $(top_builddir)/parity/libparity.la $(CHECK_LIBS) \
 	$(PTHREAD_LIBS)
 endif
 
+# A head reused for another row has a lock new to TSan's lock-order
+# checker (a rebuild window's false inversion, check-tsan in CI).
+if HAVE_CHECK
+check_PROGRAMS += test_stripe_lock_reuse
+TESTS += test_stripe_lock_reuse
+TSAN_TESTS += test_stripe_lock_reuse
+TSAN_CHECK_PROGS += test_stripe_lock_reuse
+test_stripe_lock_reuse_SOURCES = test_stripe_lock_reuse.c check_run.h \
+	member_mem.c member_mem.h mem_array.c mem_array.h \
+	../plugin/stripe_cache.c ../plugin/stripe_recover.c \
+	../plugin/stripe_write.c ../plugin/stripe_scrub.c \
+	../plugin/geometry.c ../plugin/member.c \
+	../plugin/members.c
+test_stripe_lock_reuse_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
+test_stripe_lock_reuse_LDADD = $(top_builddir)/parity/libparity.la \
+	$(CHECK_LIBS) $(PTHREAD_LIBS)
+endif
+
 # Assembly refused after a member was set aside: a refusal, not a crash.
 TESTS += test-raid-md-claimed-twice.sh
 EXTRA_DIST += test-raid-md-claimed-twice.sh
