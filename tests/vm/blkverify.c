@@ -110,6 +110,7 @@ job (void *arg)
 {
   int j = (int) (intptr_t) arg;
   long ncpu = sysconf (_SC_NPROCESSORS_ONLN);
+  long cpu = j % (ncpu > 0 ? ncpu : 1);
   cpu_set_t set;
   unsigned char *buf, *want;
   uint64_t mine = (blocks - j + jobs - 1) / jobs, x = seed ^ (j + 1);
@@ -117,10 +118,10 @@ job (void *arg)
   int fd;
 
   CPU_ZERO (&set);
-  CPU_SET (j % (ncpu > 0 ? ncpu : 1), &set);
+  CPU_SET (cpu, &set);
   if (sched_setaffinity (0, sizeof set, &set) != 0)
     fprintf (stderr, "blkverify: job %d: not pinned to CPU %ld: %s\n", j,
-             j % (ncpu > 0 ? ncpu : 1), strerror (errno));
+             cpu, strerror (errno));
   if (order == NULL || posix_memalign ((void **) &buf, 4096, bs) ||
       posix_memalign ((void **) &want, 4096, bs)) {
     perror ("blkverify: memory");

@@ -121,11 +121,11 @@ echo "== the connections that wrote during blkverify:"
 cat "$tmpdir/conns" 2>/dev/null
 # Which connection a write takes is the guest kernel's choice (its CPU's
 # hardware queue), not the plugin's: one CI run had 384, 128 and 1 of the
-# 512 writes on three connections, with no error and every block right.  The guest
-# checked the four hardware queues, and blkverify's blocks (verified there
-# and here) are the multi-conn contract; writes on more than one
-# connection show that the kernel used them at once.  The spread, and the
-# CPU each blkverify job ran on, are printed above.
+# 512 writes on three connections, with no error and every block right.
+# The guest checked the four hardware queues, and blkverify's blocks
+# (verified there and here) are the multi-conn contract; writes on more
+# than one connection show that the kernel used them at once.  The
+# spread, and the CPU each blkverify job ran on, are printed above.
 n=$(wc -l < "$tmpdir/conns" 2>/dev/null || echo 0)
 [ "$n" -ge 2 ] || bad "writes came on $n connection(s): multi-conn was not used"
 
