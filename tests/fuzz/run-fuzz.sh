@@ -18,12 +18,19 @@
 #   make check-fuzz FUZZ_SECONDS=600            (every target)
 #   make check-fuzz FUZZ_TARGETS=params FUZZ_SECONDS=3600
 # Run from the build's tests/ directory; srcdir= names the source tests/.
+# The targets run side by side, FUZZ_JOBS (default: the CPUs) at a time:
+# each fuzzer uses one core.  A target's output is shown whole, in the
+# order given, once every target is done.
 set -u
 srcdir=${srcdir:-$(dirname "$0")/..}
 seconds=${FUZZ_SECONDS:-20}
-status=0
+jobs=${FUZZ_JOBS:-$(nproc)}
 
-for t in "$@"; do
+# Steps 1 and 2 for target $1, its output on stdout; 1 if it failed.
+fuzz_one ()
+{
+    local t=$1 bin corpus regress work art rc f
+    local dict=() dirs=() found new=()
     bin=./fuzz/fuzz_$t
     corpus=$srcdir/fuzz/corpus/$t
     regress=$srcdir/fuzz/regressions/$t
@@ -31,9 +38,7 @@ for t in "$@"; do
     art=fuzz-work/$t-artifacts
     mkdir -p "$work" "$art"
     rm -f "$art"/*
-    dict=()
     [ -f "$srcdir/fuzz/$t.dict" ] && dict=(-dict="$srcdir/fuzz/$t.dict")
-    dirs=()
     for d in "$regress" "$corpus"; do
         [ -d "$d" ] && dirs+=("$d")
     done
@@ -43,8 +48,7 @@ for t in "$@"; do
             > "$art/replay.log" 2>&1; then
         tail -n 60 "$art/replay.log"
         echo "run-fuzz: FAIL: $t: an input of the regressions or seeds fails again"
-        status=1
-        continue
+        return 1
     fi
     echo "== $t: fuzzing for $seconds s"
     "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
@@ -54,7 +58,6 @@ for t in "$@"; do
     grep -E '^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::new_units_added)' \
         "$art/fuzz.log" | sed "s/^/  /"
     found=("$art"/crash-* "$art"/leak-* "$art"/timeout-* "$art"/oom-*)
-    new=()
     for f in "${found[@]}"; do
         [ -f "$f" ] && new+=("$f")
     done
@@ -69,7 +72,27 @@ for t in "$@"; do
             echo "run-fuzz: replay: tests/fuzz/fuzz_$t $regress/$(basename "$f")"
         done
         echo "run-fuzz: FAIL: $t (exit status $rc)"
-        status=1
+        return 1
     fi
+    return 0
+}
+
+mkdir -p fuzz-work
+status=0
+running=0
+for t in "$@"; do
+    if [ "$running" -ge "$jobs" ]; then
+        wait -n || status=1
+        running=$((running - 1))
+    fi
+    fuzz_one "$t" > "fuzz-work/$t.out" 2>&1 &
+    running=$((running + 1))
+done
+while [ "$running" -gt 0 ]; do
+    wait -n || status=1
+    running=$((running - 1))
+done
+for t in "$@"; do
+    cat "fuzz-work/$t.out"
 done
 exit $status
