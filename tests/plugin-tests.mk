@@ -38,6 +38,9 @@ EXTRA_DIST += test-member-nbd-tsan.sh
 # TSAN_TESTS are the ones make check-tsan runs too: where the plugin's
 # threads meet (clients at once, control commands and jobs, remote members
 # failing, the bitmap's thread); add a concurrency test there as well.
+# VALGRIND_TESTS, with the Check programs, are the ones make check-valgrind
+# runs: one or two per path by which the plugin's bytes reach a member, a
+# client or the control socket (tests/Makefile.am says why not all).
 EXTRA_DIST += raidcheck.py faults.py workload.py mdsb.py
 TESTS += test-raid-dump-plugin.sh
 EXTRA_DIST += test-raid-dump-plugin.sh
@@ -46,10 +49,13 @@ EXTRA_DIST += test-raid-parity-impls.py
 TESTS += test-raid-exports.sh
 EXTRA_DIST += test-raid-exports.sh
 TESTS += test-raid-bad-input.sh
+VALGRIND_TESTS += test-raid-bad-input.sh
 EXTRA_DIST += test-raid-bad-input.sh
 TESTS += test-raid-shadow.sh
+VALGRIND_TESTS += test-raid-shadow.sh
 EXTRA_DIST += test-raid-shadow.sh
 TESTS += test-raid-concurrent.sh
+VALGRIND_TESTS += test-raid-concurrent.sh
 TSAN_TESTS += test-raid-concurrent.sh
 EXTRA_DIST += test-raid-concurrent.sh
 TESTS += test-raid-qemu.sh
@@ -78,6 +84,7 @@ TESTS += test-raid-fail-control-refused.py
 TSAN_TESTS += test-raid-fail-control-refused.py
 EXTRA_DIST += test-raid-fail-control-refused.py
 TESTS += test-raid-fail-control-rebuild.py
+VALGRIND_TESTS += test-raid-fail-control-rebuild.py
 TSAN_TESTS += test-raid-fail-control-rebuild.py
 EXTRA_DIST += test-raid-fail-control-rebuild.py
 TESTS += test-raid-fail-control-stop.py
@@ -88,6 +95,7 @@ EXTRA_DIST += test-raid-ctl-relative.sh
 # What ops tools read: nbdkit-raid-ctl metrics (Prometheus) against the
 # status JSON and known requests, and show's and wait's finish estimate.
 TESTS += test-raid-ctl-metrics.py
+VALGRIND_TESTS += test-raid-ctl-metrics.py
 EXTRA_DIST += test-raid-ctl-metrics.py
 # The service (systemd/): the units pass systemd-analyze verify, and
 # nbdkit started as the units start it leaves the array clean on SIGTERM,
@@ -110,6 +118,7 @@ EXTRA_DIST += test-raid-fail-rebuild-again.py
 # nbdkit (error and delay filters) so that tests can fail, kill, stop and
 # restart it.
 TESTS += test-raid-remote-shadow.py
+VALGRIND_TESTS += test-raid-remote-shadow.py
 TSAN_TESTS += test-raid-remote-shadow.py
 EXTRA_DIST += test-raid-remote-shadow.py
 EXTRA_DIST += remote_eio.py
@@ -117,9 +126,11 @@ TESTS += test-raid-remote-eio-reads.py
 TSAN_TESTS += test-raid-remote-eio-reads.py
 EXTRA_DIST += test-raid-remote-eio-reads.py
 TESTS += test-raid-remote-eio-writes.py
+VALGRIND_TESTS += test-raid-remote-eio-writes.py
 TSAN_TESTS += test-raid-remote-eio-writes.py
 EXTRA_DIST += test-raid-remote-eio-writes.py
 TESTS += test-raid-remote-kill.py
+VALGRIND_TESTS += test-raid-remote-kill.py
 TSAN_TESTS += test-raid-remote-kill.py
 EXTRA_DIST += test-raid-remote-kill.py
 EXTRA_DIST += remote_hang.py
@@ -162,6 +173,7 @@ EXTRA_DIST += test-raid-remote-noflush.sh
 TESTS += test-raid-nbd-shared-conn.py
 EXTRA_DIST += test-raid-nbd-shared-conn.py
 TESTS += test-raid-fail-random.py
+VALGRIND_TESTS += test-raid-fail-random.py
 TSAN_TESTS += test-raid-fail-random.py
 EXTRA_DIST += test-raid-fail-random.py
 # The randomized test's module, and the seeds that ever failed, replayed.
@@ -219,6 +231,7 @@ EXTRA_DIST += vm/test-vm-nbd-client.sh
 # write-intent bitmap (md_bitmap.py: what its tests share).
 EXTRA_DIST += md-functions.sh shadow_client.py
 TESTS += test-raid-md-create.sh
+VALGRIND_TESTS += test-raid-md-create.sh
 EXTRA_DIST += test-raid-md-create.sh
 # md v1.0 and v1.1 (issue 16): their places, bitmaps and data offsets;
 # a member with two superblocks, and the parameter; re-add and replace.
@@ -233,6 +246,7 @@ EXTRA_DIST += test-raid-md-left-out.sh
 TESTS += test-raid-md-refused.sh
 EXTRA_DIST += test-raid-md-refused.sh
 TESTS += test-raid-md-events.sh
+VALGRIND_TESTS += test-raid-md-events.sh
 EXTRA_DIST += test-raid-md-events.sh
 TESTS += test-raid-md-clean.sh
 EXTRA_DIST += test-raid-md-clean.sh
@@ -243,6 +257,7 @@ TESTS += test-raid-md-bitmap-create.py
 TSAN_TESTS += test-raid-md-bitmap-create.py
 EXTRA_DIST += test-raid-md-bitmap-create.py
 TESTS += test-raid-md-bitmap-dirty.py
+VALGRIND_TESTS += test-raid-md-bitmap-dirty.py
 TSAN_TESTS += test-raid-md-bitmap-dirty.py
 EXTRA_DIST += test-raid-md-bitmap-dirty.py
 TESTS += test-raid-md-bitmap-clean.py
@@ -299,6 +314,7 @@ EXTRA_DIST += vm/test-vm-nbd-multiconn.sh vm/guest-nbd-multiconn.sh \
 # fields are refused at start-up, naming the member; mdsb.py reads and
 # changes superblocks independently of the plugin.
 TESTS += test-raid-md-crafted.sh
+VALGRIND_TESTS += test-raid-md-crafted.sh
 EXTRA_DIST += test-raid-md-crafted.sh
 TESTS += test-raid-md-replace-cycles.py
 EXTRA_DIST += test-raid-md-replace-cycles.py
@@ -362,6 +378,7 @@ TESTS += test-raid-ctl-clients.py
 TSAN_TESTS += test-raid-ctl-clients.py
 EXTRA_DIST += test-raid-ctl-clients.py
 TESTS += test-raid-ctl-input.sh
+VALGRIND_TESTS += test-raid-ctl-input.sh
 EXTRA_DIST += test-raid-ctl-input.sh
 TESTS += test-raid-ctl-path.sh
 EXTRA_DIST += test-raid-ctl-path.sh
@@ -485,10 +502,12 @@ EXTRA_DIST += bench-smoke.sh test-bench-smoke-e2e.sh \
 # Block devices (loop devices) are opened with O_DIRECT by default, with
 # their logical block size as alignment.
 TESTS += test-raid-blockdev.sh
+VALGRIND_TESTS += test-raid-blockdev.sh
 EXTRA_DIST += test-raid-blockdev.sh
 
 # A rebuild punches the rows every other member holds as holes.
 TESTS += test-raid-rebuild-sparse.py
+VALGRIND_TESTS += test-raid-rebuild-sparse.py
 EXTRA_DIST += test-raid-rebuild-sparse.py
 
 # A two-thread rebuild moves the recovery offset only over written rows.
@@ -514,6 +533,7 @@ endif
 # again during its re-add stays failed.
 EXTRA_DIST += readd.py
 TESTS += test-raid-ctl-readd.py
+VALGRIND_TESTS += test-raid-ctl-readd.py
 TSAN_TESTS += test-raid-ctl-readd.py
 EXTRA_DIST += test-raid-ctl-readd.py
 TESTS += test-raid-ctl-readd-other-disk.py
