@@ -390,18 +390,21 @@ EXTRA_DIST += test-raid-ctl-replace-fds.py
 # (member_mem.c, fault injection and counters): random writes, the
 # RMW/RCW choice, reconstruction and rebuild, scrub, members failing
 # mid-write, all checked by a reference computed in the test.
-if HAVE_CHECK
-check_PROGRAMS += test_stripe
-TESTS += test_stripe
-test_stripe_SOURCES = test_stripe.c check_run.h member_mem.c member_mem.h \
-	mem_array.c mem_array.h \
+# STRIPE_TEST_SOURCES: what every stripe cache test links.
+STRIPE_TEST_SOURCES = check_run.h \
+	member_mem.c member_mem.h mem_array.c mem_array.h \
 	../plugin/stripe_cache.c ../plugin/stripe_recover.c \
 	../plugin/stripe_write.c ../plugin/stripe_scrub.c \
 	../plugin/geometry.c ../plugin/member.c \
 	../plugin/members.c
-test_stripe_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
-test_stripe_LDADD = $(top_builddir)/parity/libparity.la $(CHECK_LIBS) \
+STRIPE_TEST_LDADD = $(top_builddir)/parity/libparity.la $(CHECK_LIBS) \
 	$(PTHREAD_LIBS)
+if HAVE_CHECK
+check_PROGRAMS += test_stripe
+TESTS += test_stripe
+test_stripe_SOURCES = test_stripe.c $(STRIPE_TEST_SOURCES)
+test_stripe_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
+test_stripe_LDADD = $(STRIPE_TEST_LDADD)
 endif
 
 # A write through the stripe cache allocates nothing once the cache has
@@ -409,17 +412,11 @@ endif
 if HAVE_CHECK
 check_PROGRAMS += test_stripe_alloc
 TESTS += test_stripe_alloc
-test_stripe_alloc_SOURCES = test_stripe_alloc.c check_run.h \
-	member_mem.c member_mem.h mem_array.c mem_array.h \
-	../plugin/stripe_cache.c ../plugin/stripe_recover.c \
-	../plugin/stripe_write.c ../plugin/stripe_scrub.c \
-	../plugin/geometry.c ../plugin/member.c \
-	../plugin/members.c
+test_stripe_alloc_SOURCES = test_stripe_alloc.c $(STRIPE_TEST_SOURCES)
 test_stripe_alloc_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
 test_stripe_alloc_LDFLAGS = -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc \
 	-Wl,--wrap=aligned_alloc,--wrap=posix_memalign
-test_stripe_alloc_LDADD = $(top_builddir)/parity/libparity.la $(CHECK_LIBS) \
-	$(PTHREAD_LIBS)
+test_stripe_alloc_LDADD = $(STRIPE_TEST_LDADD)
 endif
 
 # A head reused for another row has a lock new to TSan's lock-order
@@ -429,15 +426,10 @@ check_PROGRAMS += test_stripe_lock_reuse
 TESTS += test_stripe_lock_reuse
 TSAN_TESTS += test_stripe_lock_reuse
 TSAN_CHECK_PROGS += test_stripe_lock_reuse
-test_stripe_lock_reuse_SOURCES = test_stripe_lock_reuse.c check_run.h \
-	member_mem.c member_mem.h mem_array.c mem_array.h \
-	../plugin/stripe_cache.c ../plugin/stripe_recover.c \
-	../plugin/stripe_write.c ../plugin/stripe_scrub.c \
-	../plugin/geometry.c ../plugin/member.c \
-	../plugin/members.c
+test_stripe_lock_reuse_SOURCES = test_stripe_lock_reuse.c \
+	$(STRIPE_TEST_SOURCES)
 test_stripe_lock_reuse_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
-test_stripe_lock_reuse_LDADD = $(top_builddir)/parity/libparity.la \
-	$(CHECK_LIBS) $(PTHREAD_LIBS)
+test_stripe_lock_reuse_LDADD = $(STRIPE_TEST_LDADD)
 endif
 
 # Assembly refused after a member was set aside: a refusal, not a crash.
