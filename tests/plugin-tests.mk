@@ -390,9 +390,13 @@ EXTRA_DIST += test-raid-ctl-replace-fds.py
 # (member_mem.c, fault injection and counters): random writes, the
 # RMW/RCW choice, reconstruction and rebuild, scrub, members failing
 # mid-write, all checked by a reference computed in the test.
+# MEMBER_MEM_SOURCES: in-memory members, and stubs for the real backends
+# (member_stubs.c says why), for every unit test above the members.
+MEMBER_MEM_SOURCES = member_mem.c member_mem.h member_stubs.c
+
 # STRIPE_TEST_SOURCES: what every stripe cache test links.
 STRIPE_TEST_SOURCES = check_run.h \
-	member_mem.c member_mem.h mem_array.c mem_array.h \
+	$(MEMBER_MEM_SOURCES) mem_array.c mem_array.h \
 	../plugin/stripe_cache.c ../plugin/stripe_recover.c \
 	../plugin/stripe_write.c ../plugin/stripe_scrub.c \
 	../plugin/geometry.c ../plugin/member.c \
@@ -448,7 +452,7 @@ EXTRA_DIST += test-layering.sh layering.py
 if HAVE_CHECK
 check_PROGRAMS += test_md_bitmap
 TESTS += test_md_bitmap
-test_md_bitmap_SOURCES = test_md_bitmap.c check_run.h member_mem.c member_mem.h \
+test_md_bitmap_SOURCES = test_md_bitmap.c check_run.h $(MEMBER_MEM_SOURCES) \
 	../plugin/md_bitmap.c ../plugin/md_bitmap_super.c ../plugin/md_super.c \
 	../plugin/members.c \
 	../plugin/member.c
@@ -462,7 +466,7 @@ endif
 if HAVE_CHECK
 check_PROGRAMS += test_md_array
 TESTS += test_md_array
-test_md_array_SOURCES = test_md_array.c check_run.h member_mem.c member_mem.h \
+test_md_array_SOURCES = test_md_array.c check_run.h $(MEMBER_MEM_SOURCES) \
 	../plugin/md_array.c ../plugin/md_bitmap.c ../plugin/md_bitmap_super.c \
 	../plugin/md_super.c ../plugin/signature.c ../plugin/members.c \
 	../plugin/member.c ../plugin/geometry.c
@@ -475,7 +479,7 @@ endif
 if HAVE_CHECK
 check_PROGRAMS += test_members
 TESTS += test_members
-test_members_SOURCES = test_members.c check_run.h member_mem.c member_mem.h \
+test_members_SOURCES = test_members.c check_run.h $(MEMBER_MEM_SOURCES) \
 	../plugin/members.c ../plugin/member.c
 test_members_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
 test_members_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
@@ -512,7 +516,7 @@ EXTRA_DIST += test-raid-rebuild-order.py
 if HAVE_CHECK
 check_PROGRAMS += test_missed_rows
 TESTS += test_missed_rows
-test_missed_rows_SOURCES = test_missed_rows.c check_run.h member_mem.c member_mem.h \
+test_missed_rows_SOURCES = test_missed_rows.c check_run.h $(MEMBER_MEM_SOURCES) \
 	../plugin/missed_rows.c ../plugin/members.c ../plugin/member.c
 test_missed_rows_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
 test_missed_rows_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
@@ -584,7 +588,7 @@ EXTRA_DIST += test-raid-readd-memory.py
 if HAVE_CHECK
 check_PROGRAMS += test_extents
 TESTS += test_extents
-test_extents_SOURCES = test_extents.c check_run.h member_mem.c member_mem.h \
+test_extents_SOURCES = test_extents.c check_run.h $(MEMBER_MEM_SOURCES) \
 	mem_array.c mem_array.h \
 	../plugin/extents.c ../plugin/geometry.c ../plugin/members.c \
 	../plugin/member.c

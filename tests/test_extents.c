@@ -51,12 +51,6 @@
 #include "member_mem.h"
 #include "members.h"
 
-struct member *member_file_open (const char *p, enum member_direct d) { abort (); }
-bool member_is_uri (const char *name) { return false; }
-struct member *member_nbd_open (const char *uri) { abort (); }
-void nbdkit_error (const char *fs, ...) { }
-void nbdkit_debug (const char *fs, ...) { }
-
 #define DATA_OFFSET 8192
 #define MAXM MEM_ARRAY_MAX
 #define BLOCK 4096

@@ -45,10 +45,6 @@
 #define ROWS 16
 #define MEMBER_BYTES (DATA_OFFSET + ROWS * CHUNK)
 
-struct member *member_file_open (const char *p, enum member_direct d) { abort (); }
-bool member_is_uri (const char *name) { return false; }
-struct member *member_nbd_open (const char *uri) { abort (); }
-
 /* The last error, to check what assembly said. */
 static char last_error[512];
 
@@ -61,8 +57,6 @@ nbdkit_error (const char *fs, ...)
   vsnprintf (last_error, sizeof last_error, fs, args);
   va_end (args);
 }
-
-void nbdkit_debug (const char *fs, ...) { }
 
 /* The oracle: fields of member m's superblock. */
 static uint64_t

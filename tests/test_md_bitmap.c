@@ -48,13 +48,6 @@
 #define ROWS_PER_BIT (BIT / CHUNK)
 #define NBITS (SIZE / BIT)
 
-/* What members.c and md_bitmap.c call that no test here needs. */
-struct member *member_file_open (const char *p, enum member_direct d) { abort (); }
-bool member_is_uri (const char *name) { return false; }
-struct member *member_nbd_open (const char *uri) { abort (); }
-void nbdkit_error (const char *fs, ...) { }
-void nbdkit_debug (const char *fs, ...) { }
-
 static const uint8_t uuid[16] = "bitmap-test-uuid";
 
 struct rig {

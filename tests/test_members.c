@@ -31,11 +31,6 @@
 #include "member_mem.h"
 #include "members.h"
 
-struct member *member_file_open (const char *p, enum member_direct d) { abort (); }
-bool member_is_uri (const char *name) { return false; }
-struct member *member_nbd_open (const char *uri) { abort (); }
-void nbdkit_error (const char *fs, ...) { }
-
 /* A member whose closing the test sees. */
 static int closed;
 

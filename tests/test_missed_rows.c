@@ -32,11 +32,6 @@
 #include "members.h"
 #include "missed_rows.h"
 
-struct member *member_file_open (const char *p, enum member_direct d) { abort (); }
-bool member_is_uri (const char *name) { return false; }
-struct member *member_nbd_open (const char *uri) { abort (); }
-void nbdkit_error (const char *fs, ...) { }
-
 #define N 4
 
 static struct members ms;

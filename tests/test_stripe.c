@@ -90,11 +90,6 @@
 #define CHUNK (4 * PAGE)        /* small, so rows are cheap, but 4 pages */
 #define DATA_OFFSET 8192
 
-/* What members.c refers to; none of it is used here. */
-struct member *member_file_open (const char *p, enum member_direct d) { abort (); }
-bool member_is_uri (const char *name) { return false; }
-struct member *member_nbd_open (const char *uri) { abort (); }
-
 static unsigned int errors_logged;
 
 void

@@ -36,12 +36,6 @@
 #define BUDGET_ROWS 4
 #define REQUESTS 3000
 
-/* What member.c and members.c refer to; none of it is used here. */
-struct member *member_file_open (const char *p, enum member_direct d) { abort (); }
-bool member_is_uri (const char *name) { return false; }
-struct member *member_nbd_open (const char *uri) { abort (); }
-void nbdkit_error (const char *fs, ...) { }
-
 void *__real_malloc (size_t);
 void *__real_calloc (size_t, size_t);
 void *__real_realloc (void *, size_t);
