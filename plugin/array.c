@@ -480,10 +480,6 @@ request_rows (const struct array *a, uint64_t count, uint64_t offset,
   *end = count ? (offset + count - 1) / a->g.stripe_data_bytes + 1 : *first;
 }
 
-/* Every request works in a reader section (members.c) for the rest of
- * its entry point, so that no member it finds in the member table is
- * closed under it, whatever way it returns.
- */
 /* Count a client's request of `count` bytes that returned r.  A fast
  * zero refused with ENOTSUP (the client then writes zeroes) is no error.
  */
@@ -494,6 +490,10 @@ counted (struct array *a, enum array_count kind, uint64_t count, int r)
   return r;
 }
 
+/* Every request works in a reader section (members.c) for the rest of
+ * its entry point, so that no member it finds in the member table is
+ * closed under it, whatever way it returns.
+ */
 int
 array_read (struct array *a, void *buf, uint64_t count, uint64_t offset)
 {
@@ -503,37 +503,6 @@ array_read (struct array *a, void *buf, uint64_t count, uint64_t offset)
                   read_pieces (a, buf, count, offset));
 }
 
-static int
-write_request (struct array *a, const void *buf, uint64_t count,
-               uint64_t offset, bool fua)
-{
-  uint64_t first, end;
-  unsigned token;
-  int r;
-
-  if (a->readonly) {
-    errno = EROFS;
-    return -1;
-  }
-  request_rows (a, count, offset, &first, &end);
-  if (md_array_write_begin (a->md, first, end) == -1)
-    return -1;
-  token = missed_rows_write_begin (a->missed, first, end);
-  r = write_rows (a, buf, count, offset, fua);
-  missed_rows_write_end (a->missed, token);
-  md_array_write_end (a->md, first, end);
-  return r;
-}
-
-int
-array_write (struct array *a, const void *buf, uint64_t count,
-             uint64_t offset, bool fua)
-{
-  MEMBERS_READ_FOR_CURRENT_SCOPE (&a->ms);
-
-  return counted (a, ARRAY_COUNT_WRITE, count,
-                  write_request (a, buf, count, offset, fua));
-}
 
 /* Flush every working member.  Only the members: md's clean marking
  * (array_flush) takes md's locks, which are never taken under a stripe
@@ -671,9 +640,21 @@ zero_or_trim (struct array *a, uint64_t count, uint64_t offset,
   return 0;
 }
 
+/* What a request that changes the array's bytes asks for: data to
+ * write, or (data NULL) zeroes, which may be trimmed when may_trim says
+ * so, and must be cheap when fast does (zero_or_trim).
+ */
+struct change {
+  const void *data;
+  bool may_trim, fast;
+};
+
+/* A write, zero or trim: its rows marked in md's bitmap and in the record
+ * of what a failed member missed around the change.
+ */
 static int
-zero_request (struct array *a, uint64_t count, uint64_t offset,
-              bool may_trim, bool fast, bool fua)
+change_request (struct array *a, const struct change *ch, uint64_t count,
+                uint64_t offset, bool fua)
 {
   uint64_t first, end;
   unsigned token;
@@ -687,10 +668,24 @@ zero_request (struct array *a, uint64_t count, uint64_t offset,
   if (md_array_write_begin (a->md, first, end) == -1)
     return -1;
   token = missed_rows_write_begin (a->missed, first, end);
-  r = zero_or_trim (a, count, offset, may_trim, fast, fua);
+  if (ch->data)
+    r = write_rows (a, ch->data, count, offset, fua);
+  else
+    r = zero_or_trim (a, count, offset, ch->may_trim, ch->fast, fua);
   missed_rows_write_end (a->missed, token);
   md_array_write_end (a->md, first, end);
   return r;
+}
+
+int
+array_write (struct array *a, const void *buf, uint64_t count,
+             uint64_t offset, bool fua)
+{
+  MEMBERS_READ_FOR_CURRENT_SCOPE (&a->ms);
+  const struct change ch = { .data = buf };
+
+  return counted (a, ARRAY_COUNT_WRITE, count,
+                  change_request (a, &ch, count, offset, fua));
 }
 
 int
@@ -698,18 +693,20 @@ array_zero (struct array *a, uint64_t count, uint64_t offset, bool may_trim,
             bool fast, bool fua)
 {
   MEMBERS_READ_FOR_CURRENT_SCOPE (&a->ms);
+  const struct change ch = { .may_trim = may_trim, .fast = fast };
 
   return counted (a, ARRAY_COUNT_ZERO, count,
-                  zero_request (a, count, offset, may_trim, fast, fua));
+                  change_request (a, &ch, count, offset, fua));
 }
 
 int
 array_trim (struct array *a, uint64_t count, uint64_t offset, bool fua)
 {
   MEMBERS_READ_FOR_CURRENT_SCOPE (&a->ms);
+  const struct change ch = { .may_trim = true };
 
   return counted (a, ARRAY_COUNT_TRIM, count,
-                  zero_request (a, count, offset, true, false, fua));
+                  change_request (a, &ch, count, offset, fua));
 }
 
 /* What md does once nbdkit serves (create=true's superblocks, the
