@@ -78,6 +78,7 @@
 #include "md_bitmap.h"
 #include "missed_rows.h"
 #include "members.h"
+#include "now.h"
 
 #define MAX_CLIENTS 16
 #define CLIENT_TIMEOUT_MS 5000
@@ -100,15 +101,6 @@ static pthread_t acceptor;
 static bool acceptor_running;
 static pthread_mutex_t clients_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct client clients[MAX_CLIENTS];
-
-static int64_t
-now_ms (void)
-{
-  struct timespec ts;
-
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * INT64_C (1000) + ts.tv_nsec / 1000000;
-}
 
 /* Wait until fd is ready for `events` or the deadline passes; 1 ready,
  * 0 timed out or stopping (control_stop), -1 error.

@@ -86,6 +86,7 @@
 #include "lock.h"
 #include "md_array.h"
 #include "members.h"
+#include "now.h"
 #include "stripe.h"
 
 enum job_kind { JOB_REBUILD, JOB_SCRUB };
@@ -146,15 +147,6 @@ struct jobs {
   bool scrubbed;                /* scrub_job holds the last scrub's result */
   struct job rebuild_job, scrub_job;    /* the last of each kind */
 };
-
-static int64_t
-now_ns (void)
-{
-  struct timespec ts;
-
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * INT64_C (1000000000) + ts.tv_nsec;
-}
 
 static bool
 stopping (const struct job *j)

@@ -213,6 +213,7 @@
 #include <nbdkit-plugin.h>
 
 #include "member.h"
+#include "now.h"
 
 #define MAX_NBD_MEMBERS 256
 #define MAX_COMMAND (32 * 1024 * 1024)
@@ -338,15 +339,6 @@ void
 member_nbd_set_timeout (int ms)
 {
   timeout_ms = ms;
-}
-
-static int64_t
-now_ms (void)
-{
-  struct timespec ts;
-
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * INT64_C (1000) + ts.tv_nsec / 1000000;
 }
 
 /* Milliseconds until deadline, for poll(2): one clock read, never

@@ -48,6 +48,7 @@
 #include "jobs.h"
 #include "lock.h"
 #include "members.h"
+#include "now.h"
 #include "readd_auto.h"
 
 #define WATCH_MS 250
@@ -75,15 +76,6 @@ static struct {
   bool stop;
   struct watch w[GEOMETRY_MAX_MEMBERS];
 } ra = { .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER };
-
-static int64_t
-now_ns (void)
-{
-  struct timespec t;
-
-  clock_gettime (CLOCK_MONOTONIC, &t);
-  return t.tv_sec * NS + t.tv_nsec;
-}
 
 int
 readd_auto_check (const struct array *a, char *msg, size_t len)
