@@ -228,6 +228,23 @@ def _wait_for(path, proc, what, timeout=20.0):
     raise RuntimeError("%s did not start serving in %g s" % (what, timeout))
 
 
+def _serve(hz, command, logfile, pidfile, paths, what):
+    """Start an nbdkit (command) that logs to logfile, once the files it
+    makes (pidfile and paths; None: none) left by a run before are gone;
+    the harness hz kills it at the end.  Returns the process once it
+    serves."""
+    for p in [pidfile] + paths:
+        if p and os.path.lexists(p):
+            os.unlink(p)
+    with open(logfile, "ab") as log:
+        proc = subprocess.Popen(command, stdin=subprocess.DEVNULL,
+                                stdout=log, stderr=log)
+    _procs.append(proc)
+    hz.procs.append(proc)
+    _wait_for(pidfile, proc, what)
+    return proc
+
+
 class Member:
     """One member: a local file, or a file (or memory) behind nbdkit."""
 
@@ -295,17 +312,10 @@ class Member:
 
     def start(self):
         assert self.remote
-        for p in (self.sock, self.pidfile):
-            if os.path.lexists(p):
-                os.unlink(p)
-        log = open(self.logfile, "ab")
-        self.proc = subprocess.Popen(self.command(), stdin=subprocess.DEVNULL,
-                                     stdout=log, stderr=log)
-        log.close()
-        _procs.append(self.proc)
-        self.hz.procs.append(self.proc)
+        self.proc = _serve(self.hz, self.command(), self.logfile,
+                           self.pidfile, [self.sock],
+                           "member server %s" % self.name)
         self.stopped = False
-        _wait_for(self.pidfile, self.proc, "member server %s" % self.name)
 
     def _need_remote(self, what):
         if not self.remote or self.plugin != "file":
@@ -588,16 +598,9 @@ class Array:
         return cmd + self.params + ["disk=" + m.disk for m in self.members]
 
     def start(self):
-        for p in (self.sock, self.pidfile, self.ctlpath):
-            if p and os.path.lexists(p):
-                os.unlink(p)
-        log = open(self.logfile, "ab")
-        self.proc = subprocess.Popen(self.command(), stdin=subprocess.DEVNULL,
-                                     stdout=log, stderr=log)
-        log.close()
-        _procs.append(self.proc)
-        self.hz.procs.append(self.proc)
-        _wait_for(self.pidfile, self.proc, "the raid plugin (see %s)" % self.logfile)
+        self.proc = _serve(self.hz, self.command(), self.logfile,
+                           self.pidfile, [self.sock, self.ctlpath],
+                           "the raid plugin (see %s)" % self.logfile)
         if self.ctlpath:
             self.ctl = Control(self.ctlpath)
         self.h = self.connect()
