@@ -26,6 +26,8 @@
 #   vm_results_disk NAME  the scratch disk the guest's /out is tarred onto
 #   vm_results NAME DIR   unpack it into DIR
 #   vm_result NAME        0 if the console says "RAIDVM: RESULT PASS"
+#   vm_md_check           the check guest (guest-md-check.sh) on the
+#                         arrays of $tmpdir/arrays.txt; counts a failure
 #   bad MESSAGE           print FAIL: MESSAGE and count it ($failures):
 #                         a test goes on to check every array
 #   vm_elapsed            seconds since vm_setup, as "N s"
@@ -240,6 +242,21 @@ vm_result ()
     grep -a 'RAIDVM: FAIL' "$log" || true
     tail -n 60 "$log" | tr -d '\r'
     return 1
+}
+
+# vm_md_check: boot the check guest (guest-md-check.sh says what md must
+# find) on the arrays of $tmpdir/arrays.txt, whose disks are in
+# ${vm_args[@]}, with the patterns of $tmpdir/*-writes.txt; what it saved
+# goes to $tmpdir/out, and a guest that did not pass counts a failure.
+vm_md_check ()
+{
+    vm_results_disk check
+    vm_initrd "$tmpdir/initrd" "$vm_dir/guest-md-check.sh" \
+        "$tmpdir/arrays.txt" "$tmpdir"/*-writes.txt
+    run_vm check "$tmpdir/initrd" "${vm_args[@]}"
+    vm_results check "$tmpdir/out" || true
+    vm_result check || failures=$((failures + 1))
+    grep -a -E 'RAIDVM: (ok|FAIL)' "$tmpdir/check.console" | tr -d '\r' || true
 }
 
 # vm_results NAME DIR: unpack what the guest saved from /out.

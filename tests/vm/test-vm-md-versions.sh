@@ -169,12 +169,6 @@ vm_args=(); _vm_ndisk=0
 while read -r name n _; do
     for (( i = 0; i < n; i++ )); do vm_disk "$name-d$i" "$tmpdir/$name-d$i"; done
 done < "$tmpdir/arrays.txt"
-vm_results_disk check
-vm_initrd "$tmpdir/initrd" "$vm_dir/guest-md-check.sh" "$tmpdir/arrays.txt" \
-    "$tmpdir"/*-writes.txt
-run_vm check "$tmpdir/initrd" "${vm_args[@]}"
-vm_results check "$tmpdir/out" || true
-vm_result check || failures=$((failures + 1))
-grep -a -E 'RAIDVM: (ok|FAIL)' "$tmpdir/check.console" | tr -d '\r' || true
+vm_md_check
 
 vm_finish
