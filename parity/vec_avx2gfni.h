@@ -36,8 +36,6 @@
 #include <simde/x86/gfni.h>
 #endif
 
-#include "internal.h"
-
 /* x times the matrix m, byte by byte (affine with a zero constant). */
 static inline vec_t
 v_affine (vec_t x, vec_t m)
@@ -51,46 +49,7 @@ v_matrix (uint64_t m)
   return _mm256_set1_epi64x ((long long) m);
 }
 
-static inline vec_t
-v_mul2 (vec_t x)
-{
-  return v_affine (x, v_matrix (PARITY_GF_AFFINE_2));
-}
-
-struct v_mulc {
-  vec_t m;                      /* parity_gf_affine[c] in every qword */
-};
-
-static inline void
-v_mulc_init (struct v_mulc *m, uint8_t c)
-{
-  m->m = v_matrix (parity_gf_affine[c]);
-}
-
-#define MULC_SKIP_MIN 2
-
-static inline vec_t
-v_mulc (vec_t x, const struct v_mulc *m)
-{
-  return v_affine (x, m->m);
-}
-
-static inline vec_t
-v_horner2 (vec_t q, vec_t x1, vec_t x0)
-{
-  return v_xor (v_affine (q, v_matrix (PARITY_GF_AFFINE_4)),
-                v_xor (v_affine (x1, v_matrix (PARITY_GF_AFFINE_2)), x0));
-}
-#define v_horner2 v_horner2
-
-/* Recovery by direct sums (kernels.h): the constant's matrix, broadcast. */
-static inline vec_t
-v_gmatrix (uint8_t c)
-{
-  return v_matrix (parity_gf_affine[c]);
-}
-#define v_gmatrix v_gmatrix
-#define v_mulm v_affine
+#include "vec_gfni.h"
 
 /* Load each data vector once and keep it: see vec_avx512gfni.h. */
 #ifndef PARITY_VEC_SIMDE
