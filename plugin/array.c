@@ -503,7 +503,6 @@ array_read (struct array *a, void *buf, uint64_t count, uint64_t offset)
                   read_pieces (a, buf, count, offset));
 }
 
-
 /* Flush every working member.  Only the members: md's clean marking
  * (array_flush) takes md's locks, which are never taken under a stripe
  * head (lock.h), and a flush inside a write could not mark it clean

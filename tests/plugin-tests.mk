@@ -386,14 +386,14 @@ TESTS += test-raid-ctl-replace-fds.py
 TSAN_TESTS += test-raid-ctl-replace-fds.py
 EXTRA_DIST += test-raid-ctl-replace-fds.py
 
-# The stripe cache (plugin/stripe_*.c) against in-memory members
-# (member_mem.c, fault injection and counters): random writes, the
-# RMW/RCW choice, reconstruction and rebuild, scrub, members failing
-# mid-write, all checked by a reference computed in the test.
 # MEMBER_MEM_SOURCES: in-memory members, and stubs for the real backends
 # (member_stubs.c says why), for every unit test above the members.
 MEMBER_MEM_SOURCES = member_mem.c member_mem.h member_stubs.c
 
+# The stripe cache (plugin/stripe_*.c) against in-memory members
+# (member_mem.c, fault injection and counters): random writes, the
+# RMW/RCW choice, reconstruction and rebuild, scrub, members failing
+# mid-write, all checked by a reference computed in the test.
 # STRIPE_TEST_SOURCES: what every stripe cache test links.
 STRIPE_TEST_SOURCES = check_run.h \
 	$(MEMBER_MEM_SOURCES) mem_array.c mem_array.h \
