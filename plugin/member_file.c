@@ -70,7 +70,6 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <liburing.h>
@@ -85,6 +84,7 @@
 #include <nbdkit-plugin.h>
 
 #include "member.h"
+#include "now.h"
 
 #define RING_ENTRIES 64
 #define SYNC_MAX_LEN (64 * 1024)
@@ -114,11 +114,10 @@ ring_key_create (void)
   pthread_key_create (&ring_key, ring_free);
 }
 
-/* When this thread last failed to make its ring (CLOCK_MONOTONIC
- * seconds), so that a thread without one tries again now and then, not
- * on every batch.
+/* When this thread last failed to make its ring (now_ms; 0: never), so
+ * that a thread without one tries again now and then, not on every batch.
  */
-static __thread time_t ring_failed_at;
+static __thread int64_t ring_failed_at;
 static _Atomic bool ring_failure_logged;
 
 /* This thread's ring, or NULL if it cannot have one now (EMFILE, ENOMEM,
@@ -129,22 +128,22 @@ static struct io_uring *
 thread_ring (void)
 {
   struct io_uring *ring;
-  struct timespec now;
+  int64_t now;
   int r;
 
   pthread_once (&ring_key_once, ring_key_create);
   ring = pthread_getspecific (ring_key);
   if (ring)
     return ring;
-  clock_gettime (CLOCK_MONOTONIC, &now);
-  if (ring_failed_at && now.tv_sec - ring_failed_at < RING_RETRY_S)
+  now = now_ms ();
+  if (ring_failed_at && now - ring_failed_at < RING_RETRY_S * 1000)
     return NULL;
 
   ring = malloc (sizeof *ring);
   r = ring ? io_uring_queue_init (RING_ENTRIES, ring, 0) : -ENOMEM;
   if (r < 0) {
     free (ring);
-    ring_failed_at = now.tv_sec ? now.tv_sec : 1;
+    ring_failed_at = now ? now : 1;
     if (!atomic_exchange_explicit (&ring_failure_logged, true,
                                    memory_order_relaxed)) {
       errno = -r;

@@ -229,10 +229,10 @@ def _wait_for(path, proc, what, timeout=20.0):
 
 
 def _serve(hz, command, logfile, pidfile, paths, what):
-    """Start an nbdkit (command) that logs to logfile, once the files it
-    makes (pidfile and paths; None: none) left by a run before are gone;
-    the harness hz kills it at the end.  Returns the process once it
-    serves."""
+    """Start an nbdkit (command) that logs to logfile and kills it at the
+    end of the harness hz.  First removes what a run before may have
+    left: its pidfile and the other files it makes (paths; entries may be
+    None).  Returns the process once the pidfile shows that it serves."""
     for p in [pidfile] + paths:
         if p and os.path.lexists(p):
             os.unlink(p)
