@@ -30,8 +30,9 @@ void params_free (struct raid_params *p);
 /* --help text. */
 #define PARAMS_HELP \
   "level=5|6               RAID level (default 6).\n" \
-  "disk=PATH|URI           A member, repeated in role order: a file, a block\n" \
-  "                        device or an NBD URI (nbd://, nbd+unix://).\n" \
+  "disk=PATH|URI|missing   A member, repeated in role order: a file, a block\n" \
+  "                        device, an NBD URI (nbd://, nbd+unix://), or\n" \
+  "                        missing for one absent (failed) from the start.\n" \
   "chunk=SIZE              Chunk size, power of two >= 4K (default 512K).\n" \
   "layout=NAME             md layout (default left-symmetric).\n" \
   "data-offset=SIZE        Where array data starts on each member (default 0).\n" \
@@ -43,7 +44,7 @@ void params_free (struct raid_params *p);
   "parity=NAME             Force a parity implementation.\n" \
   "member-timeout=SECONDS  Fail an NBD member's requests after this (default 30).\n" \
   "control=PATH            Unix socket for nbdkit-raid-ctl (status, fail,\n" \
-  "                        replace, scrub).\n" \
+  "                        replace, re-add, scrub).\n" \
   "rebuild-rate=SIZE       Cap on rebuild and resync bytes per second\n" \
   "                        (default: none).\n" \
   "readd=manual|auto       auto: re-add a failed member that answers again\n" \

@@ -3,9 +3,10 @@
 # nbdkit --dump-plugin and --help: the plugin names its parity
 # implementation (one of the ones it lists, the scalar reference among
 # them), its io_uring features, its md write-intent bitmap and the md
-# superblock versions it reads and writes, and --help
-# documents every parameter.  (test-raid-parity-impls.py forces each
-# implementation listed.)
+# superblock versions it reads and writes.  --help documents every
+# parameter, and the parameters that params.c takes are the ones the man
+# page documents; --help's control= names every control command.
+# (test-raid-parity-impls.py forces each implementation listed.)
 
 source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
 
@@ -44,10 +45,31 @@ done
 echo "parity: $impl of $impls; io_uring: $uring"
 
 nbdkit "$RAID_PLUGIN" --help > "$tmpdir/help"
-for p in level= disk= chunk= layout= data-offset= cache= direct= parity= readd= \
-         metadata= metadata-version=; do
-    if ! grep -q -- "^$p" "$tmpdir/help"; then
-        echo "$0: --help does not document $p" >&2
+# The keys params.c accepts, those the man page documents (=item
+# B<key=...>) and those --help names must be the same set.
+src=${top_srcdir:-$(dirname "$0")/..}
+keys () { sort -u | tr '\n' ' '; }
+accepted=$(grep -o 'strcmp (key, "[a-z-]*")' "$src/plugin/params.c" |
+           sed 's/.*"\(.*\)")/\1/' | keys)
+documented=$(sed -n 's/^=item \[\{0,1\}B<\([a-z-]*\)=.*/\1/p' \
+             "$src/man/nbdkit-raid-plugin.pod" | keys)
+if [ -z "$accepted" ] || [ "$accepted" != "$documented" ]; then
+    echo "$0: params.c accepts: $accepted" >&2
+    echo "$0: the man page documents: $documented" >&2
+    exit 1
+fi
+for p in $accepted; do
+    if ! grep -q -- "\(^\|[ (]\)$p=" "$tmpdir/help"; then
+        echo "$0: --help does not document $p=" >&2
+        cat "$tmpdir/help" >&2
+        exit 1
+    fi
+done
+echo "parameters in params.c, the man page and --help: $accepted"
+# The control commands --help names for control=: those the socket takes.
+for c in status fail replace re-add scrub; do
+    if ! sed -n '/^control=/,/^[a-z]/p' "$tmpdir/help" | grep -q -- "[ (]$c[,)]"; then
+        echo "$0: --help's control= does not name the command $c" >&2
         cat "$tmpdir/help" >&2
         exit 1
     fi
