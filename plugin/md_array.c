@@ -33,7 +33,10 @@
  * and the writes in flight are atomics read without it.  An array found active at start-up
  * was not shut down cleanly: its parity is resynchronised by a repairing
  * scrub in the background.  Member failures and replacements are written
- * into dev_roles at the next update; a replacement takes the lowest free
+ * into dev_roles at the next update, and a write or flush during which a
+ * member failed is not acknowledged before that update (record_failures:
+ * a crash must not find the member that missed it in sync); a
+ * replacement takes the lowest free
  * dev_number, as md's do, so the table never outgrows the array (see
  * update).  With a write-intent bitmap
  * (md_bitmap.c) every write first marks its region, and the resync after
@@ -1351,35 +1354,61 @@ md_array_write_begin (struct md_array *md, uint64_t first, uint64_t end)
   return 0;
 }
 
+/* Before a write or a flush is acknowledged: a member that failed while
+ * it ran missed it (or may not have made it durable), so the superblocks
+ * must say that member is faulty first.  Otherwise a crash right after
+ * the reply assembles the member as in sync, and the resync that follows
+ * takes its old data for the truth: the acknowledged write is lost.  md
+ * holds a write's completion back the same way until the superblock that
+ * records the failure is written (MD_SB_CHANGE_PENDING).
+ */
+static void
+record_failures (struct md_array *md)
+{
+  if (states_changed (md)) {
+    ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&md->lock);
+
+    if (states_changed (md))
+      update (md, md->clean);
+  }
+}
+
 void
 md_array_write_end (struct md_array *md, uint64_t first, uint64_t end)
 {
   if (md == NULL)
     return;
+  record_failures (md);
   if (md->bitmap)
     md_bitmap_write_end (md->bitmap, first, end);
   md->writes--;
 }
 
-/* After a successful flush: clean, if nothing is being written. */
+/* After a successful flush: clean, if nothing is being written; a member
+ * that failed meanwhile is recorded either way.
+ */
 void
 md_array_flushed (struct md_array *md)
 {
   if (md == NULL)
     return;
 
-  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&md->lock);
-  if ((!md->clean || states_changed (md)) && !md->needs_resync) {
-    /* Say clean before looking for writes in flight, so that a write
-     * starting meanwhile sees it and waits for the lock to mark the array
-     * active again (see md_array_write_begin).
-     */
-    md->clean = true;
-    if (md->writes == 0)
-      update (md, true);
-    else
-      md->clean = false;
+  {
+    ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&md->lock);
+
+    if ((!md->clean || states_changed (md)) && !md->needs_resync) {
+      /* Say clean before looking for writes in flight, so that a write
+       * starting meanwhile sees it and waits for the lock to mark the
+       * array active again (see md_array_write_begin).
+       */
+      md->clean = true;
+      if (md->writes == 0)
+        update (md, true);
+      else
+        md->clean = false;
+    }
   }
+  record_failures (md);         /* still active, or resyncing */
 }
 
 /* Member states changed (failure, replacement, rebuild progress). */

@@ -201,6 +201,49 @@ START_TEST (test_clean_active)
 }
 END_TEST
 
+/* A member that fails while a write runs, or while a flush runs beside a
+ * write, is recorded faulty in the others' superblocks before that write
+ * or flush is acknowledged (md_array_write_end, md_array_flushed): a crash
+ * right after the reply must not assemble it as in sync, or the resync
+ * would rebuild parity from its old data and lose the write.  The old code
+ * waited for the next write to begin, or for a flush with no write in
+ * flight.
+ */
+static void
+check_faulty (struct rig *r, int failed, const char *what)
+{
+  for (int i = 0; i < N; i++)
+    if (i != failed)
+      ck_assert_msg (sb_role (members_at (&r->ms, i), failed) == 0xfffe,
+                     "%s: member %d's superblock has member %d as %#x, not "
+                     "faulty", what, i, failed,
+                     (unsigned) sb_role (members_at (&r->ms, i), failed));
+}
+
+START_TEST (test_failure_recorded_before_ack)
+{
+  struct rig r;
+
+  rig_create (&r);
+  md_array_resynced (r.md);
+  ck_assert_int_eq (md_array_write_begin (r.md, 0, 1), 0);
+  member_fail (members_at (&r.ms, 3), EIO);
+  md_array_write_end (r.md, 0, 1);
+  check_faulty (&r, 3, "a write during which member 3 failed, ended");
+  rig_free (&r);
+
+  rig_create (&r);
+  md_array_resynced (r.md);
+  ck_assert_int_eq (md_array_write_begin (r.md, 0, 1), 0);
+  member_fail (members_at (&r.ms, 2), EIO);
+  md_array_flushed (r.md);
+  check_faulty (&r, 2, "a flush during which member 2 failed, a write in "
+                "flight");
+  md_array_write_end (r.md, 0, 1);
+  rig_free (&r);
+}
+END_TEST
+
 /* A new connection's identity read, sent before a superblock write and
  * answered after it, shows the superblock from before the write: that is
  * the member, not an older copy of it.  (The soak found it, seed
@@ -736,6 +779,7 @@ md_array_suite (void)
 {
   const struct check_case cases[] = {
     { "clean", test_clean_active },
+    { "failure-before-ack", test_failure_recorded_before_ack },
     { "identity", test_identity_read_during_write },
     { "reuse", test_dev_number_reuse },
     { "assemble", test_assemble },
