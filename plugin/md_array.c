@@ -1190,11 +1190,13 @@ install_replacements (struct md_array *md, bool last)
   return r;
 }
 
-/* The dev_roles[] and max_dev an update writes (see above).  Until it is
- * installed, a replacement's role shows its predecessor, failed.
+/* The dev_roles[] and max_dev an update writes (see above), from the
+ * member states `seen`.  Until it is installed, a replacement's role
+ * shows its predecessor, failed.
  */
 static void
-table (const struct md_array *md, struct md_super *sb)
+table (const struct md_array *md, const enum member_state *seen,
+       struct md_super *sb)
 {
   for (uint32_t d = 0; d < MD_MAX_DEV; d++)
     sb->dev_roles[d] = MD_ROLE_SPARE;
@@ -1205,7 +1207,7 @@ table (const struct md_array *md, struct md_super *sb)
     if (d == UINT32_MAX)
       continue;
     sb->dev_roles[d] =
-      replaced (md, i) || member_failed (members_at (md->ms, i))
+      replaced (md, i) || seen[i] == MEMBER_FAILED
       ? MD_ROLE_FAULTY : (uint16_t) i;
     if (d >= sb->max_dev)
       sb->max_dev = d + 1;
@@ -1239,10 +1241,19 @@ static int
 write_all (struct md_array *md, bool clean)
 {
   struct md_super sb = md->sb;
+  enum member_state seen[GEOMETRY_MAX_MEMBERS];
   bool changed, down;
   int r = 0;
 
-  table (md, &sb);
+  /* What these superblocks record, and so what md->states says was
+   * recorded: the states before anything is written.  A member that
+   * fails while they are written (the bitmap's events below, or its own
+   * superblock) is in none of them, and states_changed goes on saying so
+   * until an update records it.
+   */
+  for (int i = 0; i < md->ms->n; i++)
+    seen[i] = member_state (members_at (md->ms, i));
+  table (md, seen, &sb);
   changed = sb.max_dev != md->sb.max_dev ||
     memcmp (sb.dev_roles, md->sb.dev_roles, sb.max_dev * sizeof *sb.dev_roles);
   down = next_events (md, clean, changed);
@@ -1260,7 +1271,7 @@ write_all (struct md_array *md, bool clean)
 
     if (replaced (md, i))
       continue;
-    md->states[i] = st;
+    md->states[i] = seen[i];
     if (st == MEMBER_FAILED)
       continue;
     sb.dev_number = md->dev_number[i];
@@ -1368,7 +1379,10 @@ record_failures (struct md_array *md)
   if (states_changed (md)) {
     ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&md->lock);
 
-    if (states_changed (md))
+    /* Again while members fail during the update itself; each round
+     * records at least one more failure, so n rounds are enough.
+     */
+    for (int k = 0; k <= md->ms->n && states_changed (md); k++)
       update (md, md->clean);
   }
 }
