@@ -89,10 +89,13 @@ MIXES = {
                 (0.81, "readd"), (0.84, "wait"), (0.86, "compare"),
                 (0.87, "scrub"), (0.89, "restart"),
                 (0.94, "member-restart"), (1.0, "idle")],
+    "crashes": [(0.62, "io"), (0.71, "fail"), (0.75, "replace"),
+                (0.78, "wait"), (0.80, "compare"), (0.81, "scrub"),
+                (0.83, "restart"), (0.91, "crash"), (1.0, "idle")],
 }
 # A fresh seed's mix: (mix, weight).
 MIX_CHOICE = [("classic", 2), ("replace-cycles", 1), ("member-restarts", 1),
-              ("re-adds", 1)]
+              ("re-adds", 1), ("crashes", 1)]
 
 
 def mix_for(seed):
@@ -159,7 +162,7 @@ class Run:
     def note(self, s):
         self.history.append("op %d: %s" % (self.op, s))
 
-    def start(self):
+    def start(self, force=False):
         # The mode, always explicit: raw arrays need metadata=none, and an
         # md array's later starts (no create=true) must not be taken for
         # raw.  Given last, it wins over any default faults.Array puts first.
@@ -167,6 +170,8 @@ class Run:
                   "metadata=md" if self.md else "metadata=none"]
         if self.rate:
             params.append("rebuild-rate=" + self.rate)
+        if self.md and force:
+            params.append("force=true")     # dirty and maybe degraded
         if self.md and self.starts == 0:
             params.append("create=true")
             if self.bitmap:
@@ -441,6 +446,66 @@ class Run:
                      [os.path.basename(m.disk) for m in self.arr.members]))
         self.status()
 
+    def crash(self):
+        """SIGKILL nbdkit and start it again, with force=true: an md array
+        found dirty and degraded is refused without it, as md refuses it.
+        Half the time (if the array can take it) a remote member is made
+        to fail with EIO first.  A doomed member is met by a write to a
+        chunk it holds, so that it fails during a write acknowledged just
+        before the kill; it answers again for the restart, which must not
+        take it for in sync and must still read that write back (the
+        shadow)."""
+        self.ctl.wait_idle(60)
+        self.status()
+        if self.unsafe() < self.tol and self.rng.random() < 0.5:
+            cands = [i for i in range(self.n) if self.model[i] == "in_sync"
+                     and self.members[i].remote and self.members[i].alive()]
+            if cands:
+                i = self.rng.choice(cands)
+                self.members[i].fail_reads(True)
+                self.members[i].fail_writes(True)
+                self.model[i] = "doomed"
+                self.counts["fail-eio-at-crash"] += 1
+                self.note("fail member %d by eio, to crash after" % i)
+        met = [i for i, s in enumerate(self.model) if s == "doomed"]
+        for i in met:
+            self.write_on(i)
+        self.status()
+        self.arr.kill()
+        # The members that just failed answer again: an md array must not
+        # take them for in sync (they missed the write), but leave them
+        # out or re-add them from the bitmap.
+        for i in met:
+            m = self.members[i]
+            if m.remote and m.alive():
+                m.fail_reads(False)
+                m.fail_writes(False)
+        self.start(force=True)
+        self.counts["crash"] += 1
+        self.note("crash (SIGKILL) and start with %s failed"
+                  % [i for i, s in enumerate(self.model) if s == "failed"])
+        self.status()
+        self.ctl.wait_idle(60)          # the resync of an unclean array
+
+    def write_on(self, i):
+        """Write a few random pages into a data chunk that member i holds
+        (the shadow takes them once acknowledged)."""
+        arr, rng = self.arr, self.rng
+        for _ in range(20):
+            s = rng.randrange(arr.rows)
+            offs = [arr.chunk_offset(s, d) for d in range(arr.dd)]
+            offs = [o for o in offs if arr.where(o)[2] == i]
+            if offs:
+                break
+        else:
+            return
+        n = 4096 * rng.randint(1, arr.chunk // 4096)
+        data = rng.randbytes(n)
+        arr.h.pwrite(data, offs[0])
+        self.shadow[offs[0]:offs[0] + n] = data
+        self.unflushed = True
+        self.note("wrote %d bytes at %d, on member %d" % (n, offs[0], i))
+
     def scrub(self):
         st = self.status()
         if st["rebuild"]["running"] or st["scrub"]["running"] or \
@@ -471,6 +536,8 @@ class Run:
             self.scrub()
         elif what == "restart":
             self.restart()
+        elif what == "crash":
+            self.crash()
         elif what == "member-restart":
             self.restart_member()
         elif what == "readd":
