@@ -28,12 +28,10 @@ fi
 devs=()
 loop ()                         # loop FILE [LOSETUP-OPTIONS]: its device
 {
-    local f=$1 d
+    local f=$1
     shift
     truncate -s 16M "$f"
-    d=$(losetup -f --show --direct-io=on "$@" "$f") || return 1
-    cleanup_fn losetup -d "$d"
-    echo "$d"
+    losetup -f --show --direct-io=on "$@" "$f"
 }
 for i in 0 1 2 3 4 5 6; do
     opts=()
@@ -42,6 +40,9 @@ for i in 0 1 2 3 4 5 6; do
         echo "$0: SKIP: losetup cannot make a loop device here"
         exit 77
     }
+    # Here, not in loop: that runs in $(...), whose cleanup list is lost
+    # (every run used to leave its seven devices attached).
+    cleanup_fn losetup -d "$d"
     devs+=("$d")
 done
 members=("${devs[@]:0:6}") spare=${devs[6]}
