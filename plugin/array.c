@@ -29,10 +29,10 @@
  * other.
  *
  * What a failed member misses is recorded around every write and zero
- * (before its member I/O, after it ends): by md in its write-intent
- * bitmap, or, in an array without one, in the record in memory
- * (missed_rows.c), which a re-add (jobs.c) reads through
- * array_next_missed_row and array_missed_rows whichever it is.
+ * (before its member I/O, after it ends) by the row record (row_record.c:
+ * md's write-intent bitmap, or the record in memory), which a re-add
+ * (jobs.c) asks; md's own bracket (the array marked active, a failure
+ * recorded before the reply) is around that.
  *
  * Extents (base:allocation) are extents.c's: whole rows that every
  * member that can be read there holds as a hole, asked of the members
@@ -59,7 +59,7 @@
 
 #include "array.h"
 #include "md_array.h"
-#include "missed_rows.h"
+#include "row_record.h"
 
 #define PAGE 4096
 #define READ_BATCH 64
@@ -129,13 +129,6 @@ create_data_offset (struct array_config *cfg)
   return 0;
 }
 
-/* missed_rows.c's epoch: md's event count now. */
-static uint64_t
-md_events (void *md)
-{
-  return md_array_events (md);
-}
-
 struct array *
 array_open (const struct array_config *cfg_in)
 {
@@ -201,32 +194,14 @@ array_open (const struct array_config *cfg_in)
   }
   if (cfg->create && md_array_create (&a->ms, &a->g, cfg, &a->md) == -1)
     goto err;
-  if (!md_array_has_bitmap (a->md) && !a->readonly) {
-    a->missed = missed_rows_new (&a->ms, a->g.stripes,
-                                 a->md ? md_events : NULL, a->md);
-    if (a->missed == NULL) {
-      nbdkit_error ("raid: no memory for the record of missed rows: %m");
-      goto err;
-    }
-  }
+  a->rows = row_record_open (&a->ms, a->md, a->g.stripes, a->readonly);
+  if (a->rows == NULL)
+    goto err;
   return a;
 
  err:
   array_close (a);
   return NULL;
-}
-
-/* The failure policy (members.c) for the requests of a batch that failed;
- * then 0 if the array can still serve, else -1 with errno EIO.
- */
-static int
-fail_members (struct array *a, const struct member_io *ios, size_t n)
-{
-  members_io_failed (ios, n);
-  if (members_can_serve (&a->ms))
-    return 0;
-  errno = EIO;
-  return -1;
 }
 
 void
@@ -236,7 +211,7 @@ array_close (struct array *a)
     return;
   if (a->cache)
     array_flush (a);            /* marks md's superblocks clean */
-  missed_rows_free (a->missed);
+  row_record_free (a->rows);
   md_array_close (a->md);
   stripe_cache_destroy (a->cache);
   members_destroy (&a->ms);
@@ -355,7 +330,7 @@ run_reads (struct read_batch *b)
   b->n = b->used = 0;
   if (n == 0)
     return 0;
-  if (member_io_run (b->ios, n) == -1 && fail_members (a, b->ios, n) == -1)
+  if (members_run (&a->ms, b->ios, n, MEMBERS_WHOLE_ARRAY) == -1)
     return -1;
   for (size_t i = 0; i < n && r == 0; i++) {
     if (b->ios[i].err)
@@ -511,16 +486,7 @@ array_read (struct array *a, void *buf, uint64_t count, uint64_t offset)
 static int
 flush_members (struct array *a)
 {
-  struct member_io ios[GEOMETRY_MAX_MEMBERS];
-  int n = 0;
-
-  for (int m = 0; m < a->ms.n; m++) {
-    struct member *mb = members_at (&a->ms, m);
-
-    if (!member_failed (mb))
-      ios[n++] = (struct member_io) { .member = mb, .op = MEMBER_FLUSH };
-  }
-  if (member_io_run (ios, n) == -1 && fail_members (a, ios, n) == -1) {
+  if (members_flush (&a->ms, true) == -1) {
     nbdkit_error ("raid: flush: %m");
     return -1;
   }
@@ -556,7 +522,7 @@ discard_row (struct array *a, uint64_t stripe, enum member_op op, bool fua,
         errno = EOPNOTSUPP;
         return -1;
       }
-    if (fail_members (a, ios, n) == -1)
+    if (members_batch_failed (&a->ms, ios, n, MEMBERS_WHOLE_ARRAY) == -1)
       return -1;
   }
   return fua ? flush_members (a) : 0;
@@ -648,8 +614,9 @@ struct change {
   bool may_trim, fast;
 };
 
-/* A write, zero or trim: its rows marked in md's bitmap and in the record
- * of what a failed member missed around the change.
+/* A write, zero or trim: inside md's bracket (the array active; a member
+ * that failed meanwhile recorded before the reply), its rows marked in the
+ * row record.
  */
 static int
 change_request (struct array *a, const struct change *ch, uint64_t count,
@@ -664,15 +631,16 @@ change_request (struct array *a, const struct change *ch, uint64_t count,
     return -1;
   }
   request_rows (a, count, offset, &first, &end);
-  if (md_array_write_begin (a->md, first, end) == -1)
-    return -1;
-  token = missed_rows_write_begin (a->missed, first, end);
-  if (ch->data)
-    r = write_rows (a, ch->data, count, offset, fua);
-  else
-    r = zero_or_trim (a, count, offset, ch->may_trim, ch->fast, fua);
-  missed_rows_write_end (a->missed, token);
-  md_array_write_end (a->md, first, end);
+  md_array_write_begin (a->md);
+  r = row_record_write_begin (a->rows, first, end, &token);
+  if (r == 0) {
+    if (ch->data)
+      r = write_rows (a, ch->data, count, offset, fua);
+    else
+      r = zero_or_trim (a, count, offset, ch->may_trim, ch->fast, fua);
+    row_record_write_end (a->rows, first, end, token);
+  }
+  md_array_write_end (a->md);
   return r;
 }
 
@@ -714,30 +682,9 @@ array_trim (struct array *a, uint64_t count, uint64_t offset, bool fua)
 int
 array_after_fork (struct array *a)
 {
-  if (missed_rows_start (a->missed) == -1)
+  if (row_record_start (a->rows) == -1)
     return -1;
   return md_array_after_fork (a->md);
-}
-
-uint64_t
-array_next_missed_row (struct array *a, uint64_t row)
-{
-  return a->missed ? missed_rows_next (a->missed, row)
-    : md_array_next_dirty_row (a->md, row);
-}
-
-uint64_t
-array_missed_rows (struct array *a, uint64_t from)
-{
-  return a->missed ? missed_rows_count (a->missed, from)
-    : md_array_dirty_rows (a->md, from);
-}
-
-uint64_t
-array_readd_floor (struct array *a)
-{
-  return a->missed ? missed_rows_cleared_at (a->missed)
-    : md_array_bitmap_cleared_at (a->md);
 }
 
 static int

@@ -37,9 +37,8 @@ struct array {
   _Atomic bool can_punch, can_zero_range;  /* cleared on the first
                                               EOPNOTSUPP */
   struct md_array *md;          /* NULL in raw mode; see md_array.c */
-  struct missed_rows *missed;   /* without an on-disk bitmap: the rows
-                                   written since the array was last
-                                   healthy (missed_rows.c); else NULL */
+  struct row_record *rows;      /* the rows members may differ on:
+                                   row_record.c */
   struct io_count io[ARRAY_COUNTS];     /* member.h; by array_count */
   pthread_mutex_t bounce_lock;  /* guards bounce_free */
   uint8_t *bounce_free;         /* array.c's free bounce buffers, each
@@ -85,17 +84,5 @@ bool array_settle (struct array *a);
 
 /* NULL if the array can serve m's alignment (member.h), else why not. */
 const char *array_cannot_align (const struct array *a, const struct member *m);
-
-/* What a failed member missed, for a re-add (jobs.c): from md's
- * write-intent bitmap, or from the in-memory record of an array without
- * one.  The first row >= row that may have been written since the array
- * was last healthy (UINT64_MAX if none), and how many rows from `from`
- * on may have been.  array_readd_floor: md's event count at the last
- * clearing of whichever keeps them (a disk whose superblock is older may
- * lack writes whose marks are gone).
- */
-uint64_t array_next_missed_row (struct array *a, uint64_t row);
-uint64_t array_missed_rows (struct array *a, uint64_t from);
-uint64_t array_readd_floor (struct array *a);
 
 #endif /* RAID_ARRAY_H */

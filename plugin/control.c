@@ -76,9 +76,9 @@
 #include "jobs.h"
 #include "md_array.h"
 #include "md_bitmap.h"
-#include "missed_rows.h"
 #include "members.h"
 #include "now.h"
+#include "row_record.h"
 
 #define MAX_CLIENTS 16
 #define CLIENT_TIMEOUT_MS 5000
@@ -255,16 +255,16 @@ static void
 print_bitmap (struct array *a, FILE *f)
 {
   struct md_bitmap_stats st;
+  uint64_t per_region, marked;
 
   if (md_array_bitmap_stats (a->md, &st))
     fprintf (f, ",\"bitmap\":{\"chunk\":%" PRIu64 ",\"bits\":%" PRIu64
              ",\"dirty\":%" PRIu64 "}", st.chunksize, st.bits, st.dirty);
   else
     fprintf (f, ",\"bitmap\":null");
-  if (a->missed)
+  if (row_record_memory_stats (a->rows, &per_region, &marked))
     fprintf (f, ",\"missed_rows\":{\"per_region\":%" PRIu64 ",\"marked\":%"
-             PRIu64 "}", missed_rows_per_region (a->missed),
-             missed_rows_count (a->missed, 0));
+             PRIu64 "}", per_region, marked);
   else
     fprintf (f, ",\"missed_rows\":null");
 }

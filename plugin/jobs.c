@@ -21,10 +21,10 @@
  *   re-add   the same job, for a member whose readd flag is set: the
  *            failed member's own disk, opened again by its name
  *            (jobs_readd_member; readd_same_disk said it is that disk
- *            and what records the rows it missed covers it: md's
- *            bitmap, or in an array without one the record in memory,
- *            array.c's array_next_missed_row; takes_writes said it is
- *            back).  Only the rows under set bits (marks) are rebuilt;
+ *            and what records the rows it missed covers it: the row
+ *            record's (row_record.c: md's bitmap, or in an array
+ *            without one the record in memory); takes_writes said it
+ *            is back).  Only the rows under set bits (marks) are rebuilt;
  *            the job jumps over the others, moving recovery_stripe past
  *            them without a row lock: the mark was set before any write
  *            the disk missed went out and none is cleared while a member
@@ -87,6 +87,7 @@
 #include "md_array.h"
 #include "members.h"
 #include "now.h"
+#include "row_record.h"
 #include "stripe.h"
 
 enum job_kind { JOB_REBUILD, JOB_SCRUB };
@@ -249,7 +250,7 @@ rebuild_next_row (struct array *a, const struct job *j, uint64_t s)
 
   if (!j->readd || s >= j->whole_from)
     return s;
-  dirty = array_next_missed_row (a, s);
+  dirty = row_record_next_missed (a->rows, s);
   return dirty < j->whole_from ? dirty : j->whole_from;
 }
 
@@ -575,7 +576,7 @@ record_bad_data (struct job *j, uint64_t stripe, int member)
 static uint64_t
 next_row (struct array *a, const struct job *j, uint64_t s)
 {
-  return j->resync ? md_array_resync_next_row (a->md, s) : s;
+  return j->resync ? row_record_next_resync (a->rows, s) : s;
 }
 
 /* Check (and with repair, fix) row s in a reader section of its own.
@@ -623,7 +624,7 @@ scrub_thread (void *arg)
       nbdkit_error ("raid: scrub stopped at row %" PRIu64 ": %m", s);
     if (rows_turn_begin (run, seq) && r == 0) {
       if (j->resync)
-        md_array_row_resynced (a->md, s);
+        row_record_resynced (a->rows, s);
       atomic_fetch_add_explicit (&j->mismatch_cnt, res.mismatches,
                                  memory_order_relaxed);
       if (res.bad_data_member >= 0)
@@ -896,7 +897,7 @@ readd_same_disk (struct array *a, int i, struct member *m, char *why,
   int64_t when;
 
   if (a->md)
-    return md_array_readd_check (a->md, i, m, array_readd_floor (a),
+    return md_array_readd_check (a->md, i, m, row_record_missed_floor (a->rows),
                                  &m->readd_whole_from, why, len);
   if (!member_failure (old, &reason, &when)) {
     snprintf (why, len, "its failure is still being recorded: try again");
@@ -1160,7 +1161,7 @@ scrub_start (struct jobs *js, bool repair, bool resync, char **why)
   j->member = -1;
   j->repair = repair;
   j->resync = resync;
-  j->rows_total = resync ? md_array_resync_rows (a->md) : a->g.stripes;
+  j->rows_total = resync ? row_record_resync_rows (a->rows) : a->g.stripes;
   r = job_start (js, j, why);
   if (r == 0)
     js->scrubbed = true;
@@ -1260,22 +1261,22 @@ readd_owed_rows (struct array *a, uint64_t whole, uint64_t from)
   uint64_t dirty;
 
   if (whole >= a->g.stripes)
-    return array_missed_rows (a, from);
+    return row_record_missed_rows (a->rows, from);
   if (from >= whole)
     return a->g.stripes - from;
   /* Marks are only set while a member is out: counted after those past
    * whole, the rows from `from` on cannot be fewer.
    */
-  dirty = array_missed_rows (a, whole);
-  dirty = array_missed_rows (a, from) - dirty;
+  dirty = row_record_missed_rows (a->rows, whole);
+  dirty = row_record_missed_rows (a->rows, from) - dirty;
   return dirty + a->g.stripes - whole;
 }
 
 /* The rows member m (in state st) still lacks: every row it has not
  * been rebuilt to, but for a member that failed or is being re-added
- * where something records what it missed (a bitmap, or the record in
- * memory) only the marked rows, and every row from where a failed
- * rebuild had got to (the rows a re-add would write).
+ * the rows the row record says it may have missed (every row where
+ * nothing records them), and every row from where a failed rebuild had
+ * got to (the rows a re-add would write).
  */
 static uint64_t
 owed_rows (struct array *a, const struct member *m, enum member_state st)
@@ -1286,8 +1287,6 @@ owed_rows (struct array *a, const struct member *m, enum member_state st)
   case MEMBER_IN_SYNC:
     return 0;
   case MEMBER_FAILED:
-    if (!a->md && !a->missed)
-      return a->g.stripes;
     return readd_owed_rows (a, failed_whole_from (m), 0);
   default:
     if (m->readd)

@@ -1342,11 +1342,11 @@ update (struct md_array *md, bool clean)
   return r;
 }
 
-int
-md_array_write_begin (struct md_array *md, uint64_t first, uint64_t end)
+void
+md_array_write_begin (struct md_array *md)
 {
   if (md == NULL)
-    return 0;
+    return;
   /* Pairs with md_array_flushed: either this sees clean (and takes the
    * slow path) or the flush sees this write in flight (and stays active).
    * Both sides are sequentially consistent (plain _Atomic accesses).
@@ -1358,11 +1358,6 @@ md_array_write_begin (struct md_array *md, uint64_t first, uint64_t end)
     if (md->clean || states_changed (md))
       update (md, false);
   }
-  if (md->bitmap && md_bitmap_write_begin (md->bitmap, first, end) == -1) {
-    md->writes--;
-    return -1;
-  }
-  return 0;
 }
 
 /* Before a write or a flush is acknowledged: a member that failed while
@@ -1388,13 +1383,11 @@ record_failures (struct md_array *md)
 }
 
 void
-md_array_write_end (struct md_array *md, uint64_t first, uint64_t end)
+md_array_write_end (struct md_array *md)
 {
   if (md == NULL)
     return;
   record_failures (md);
-  if (md->bitmap)
-    md_bitmap_write_end (md->bitmap, first, end);
   md->writes--;
 }
 
@@ -1457,39 +1450,21 @@ md_array_is_clean (struct md_array *md)
   return md == NULL || (md->clean && !states_changed (md));
 }
 
-/* Without a bitmap the resync goes over the rows in order, from where a
- * clean stop left it (resync_done), and a clean stop records how far it
- * got (md_array_close).
+/* Without a bitmap the resync goes over the rows in order (row_record.c),
+ * from where a clean stop left it (resync_done), and a clean stop records
+ * how far it got (md_array_close).
  */
 uint64_t
-md_array_resync_next_row (struct md_array *md, uint64_t row)
+md_array_resync_done (struct md_array *md)
 {
-  uint64_t done;
-
-  if (md == NULL)
-    return row;
-  if (md->bitmap)
-    return md_bitmap_next_needed_row (md->bitmap, row);
-  done = atomic_load_explicit (&md->resync_done, memory_order_acquire);
-  return row < done ? done : row;
-}
-
-uint64_t
-md_array_resync_rows (struct md_array *md)
-{
-  if (md == NULL)
-    return 0;
-  if (md->bitmap)
-    return md_bitmap_needed_rows (md->bitmap);
-  return md->rows - md->resync_done;
+  return md ? atomic_load_explicit (&md->resync_done, memory_order_acquire)
+    : 0;
 }
 
 void
-md_array_row_resynced (struct md_array *md, uint64_t row)
+md_array_resync_reached (struct md_array *md, uint64_t row)
 {
-  if (md && md->bitmap)
-    md_bitmap_row_resynced (md->bitmap, row);
-  else if (md)
+  if (md)
     atomic_store_explicit (&md->resync_done, row + 1, memory_order_release);
 }
 
@@ -1779,10 +1754,10 @@ md_array_readd_expect (struct md_array *md, int i, uint64_t serial)
   md->readd_serial[i] = serial;
 }
 
-bool
-md_array_has_bitmap (const struct md_array *md)
+struct md_bitmap *
+md_array_bitmap (const struct md_array *md)
 {
-  return md && md->bitmap;
+  return md ? md->bitmap : NULL;
 }
 
 uint64_t
@@ -1793,26 +1768,6 @@ md_array_events (struct md_array *md)
    * one (next_events), which is then what the members say.
    */
   return md->sb.events - (md->can_decrease ? 1 : 0);
-}
-
-uint64_t
-md_array_bitmap_cleared_at (struct md_array *md)
-{
-  return md && md->bitmap ? md_bitmap_cleared_at (md->bitmap) : 0;
-}
-
-uint64_t
-md_array_next_dirty_row (struct md_array *md, uint64_t row)
-{
-  return md && md->bitmap ? md_bitmap_next_dirty_row (md->bitmap, row) : row;
-}
-
-uint64_t
-md_array_dirty_rows (struct md_array *md, uint64_t from)
-{
-  if (md && md->bitmap)
-    return md_bitmap_dirty_rows (md->bitmap, from);
-  return md && from < md->rows ? md->rows - from : 0;
 }
 
 /* Whether m, offered as a replacement, belongs to something else: an md

@@ -18,6 +18,7 @@
 #include "geometry.h"
 
 struct md_array;
+struct md_bitmap;
 struct md_bitmap_stats;
 struct member;
 struct members;
@@ -38,12 +39,14 @@ int md_array_assemble (struct members *ms, struct array_config *cfg,
 int md_array_create (struct members *ms, const struct geometry *g,
                      const struct array_config *cfg, struct md_array **mdp);
 
-/* Rows [first, end) are about to be written / have been: marks the array
- * active and the rows' regions in the write-intent bitmap.  -1 (errno):
- * the array cannot serve.
+/* A write (or zero, or trim) is about to go out / is over: the first
+ * marks the array active if it was clean; the second, before the write
+ * is acknowledged, records in the superblocks any member that failed
+ * while it ran.  The rows' marks are the row record's (row_record.c),
+ * inside this bracket.
  */
-int md_array_write_begin (struct md_array *md, uint64_t first, uint64_t end);
-void md_array_write_end (struct md_array *md, uint64_t first, uint64_t end);
+void md_array_write_begin (struct md_array *md);
+void md_array_write_end (struct md_array *md);
 /* In the serving process: write create=true's superblocks, start the
  * bitmap's lazy clearing.
  */
@@ -56,13 +59,13 @@ bool md_array_needs_resync (const struct md_array *md);
 /* Whether the superblocks say clean, with the member states of now. */
 bool md_array_is_clean (struct md_array *md);
 void md_array_resynced (struct md_array *md);
-/* The resync's rows: the first at or after row that needs it (>= the
- * row count when none; every row without a bitmap), how many there are,
- * and one done.
+/* The linear resync of an array without a bitmap (row_record.c asks):
+ * the rows below md_array_resync_done are resynced (from md's checkpoint
+ * at assembly on), and md_array_resync_reached says row is.  0 and
+ * nothing for NULL.
  */
-uint64_t md_array_resync_next_row (struct md_array *md, uint64_t row);
-uint64_t md_array_resync_rows (struct md_array *md);
-void md_array_row_resynced (struct md_array *md, uint64_t row);
+uint64_t md_array_resync_done (struct md_array *md);
+void md_array_resync_reached (struct md_array *md, uint64_t row);
 bool md_array_bitmap_stats (struct md_array *md, struct md_bitmap_stats *st);
 /* After the array's last flush: md's own shutdown (a resync's
  * checkpoint, the bitmap's last clearing).  Frees md.
@@ -89,20 +92,14 @@ bool md_array_stale_at_assembly (const struct md_array *md, int i);
  * that finds it keeps the role's dev_number and device UUID.
  */
 void md_array_readd_expect (struct md_array *md, int i, uint64_t serial);
-/* The first row >= row under a set bit of the write-intent bitmap
- * (UINT64_MAX if none; row itself without a bitmap), and how many such
- * rows there are from `from` on (every row without a bitmap).
+/* The array's write-intent bitmap (NULL: none, or NULL md), which md
+ * loads, writes with its superblocks and closes; the row record
+ * (row_record.c) marks and asks it.  md's event count now, the lower one
+ * while it may go back down to it (an array marked active right after
+ * clean: what a member in sync may say).
  */
-uint64_t md_array_next_dirty_row (struct md_array *md, uint64_t row);
-uint64_t md_array_dirty_rows (struct md_array *md, uint64_t from);
-/* Whether the array has a write-intent bitmap (false for NULL); md's
- * event count now, the lower one while it may go back down to it (an
- * array marked active right after clean: what a member in sync may say);
- * md's count at the bitmap's last clearing (0 without).
- */
-bool md_array_has_bitmap (const struct md_array *md);
+struct md_bitmap *md_array_bitmap (const struct md_array *md);
 uint64_t md_array_events (struct md_array *md);
-uint64_t md_array_bitmap_cleared_at (struct md_array *md);
 
 /* Why m, offered for a role, cannot hold the array's data and, for md
  * v1.0, the bitmap and the superblock after it ("is too small: ..."), or

@@ -160,40 +160,6 @@ row_bits (const struct md_bitmap *bm, uint64_t first, uint64_t end,
     *b1 = bm->nbits;
 }
 
-/* Run ios[0..n), apply the failure policy (members.c) to the requests
- * that failed, and say whether the array can still serve (0) or not (-1,
- * errno EIO).
- */
-static int
-run_ios (struct members *ms, struct member_io *ios, size_t n)
-{
-  if (member_io_run (ios, n) == -1)
-    members_io_failed (ios, n);
-  if (!members_can_serve (ms)) {
-    errno = EIO;
-    return -1;
-  }
-  return 0;
-}
-
-/* Flush the working members (only those that cannot make one write
- * durable, if all = false).
- */
-static int
-flush_members (struct md_bitmap *bm, bool all)
-{
-  struct member_io ios[GEOMETRY_MAX_MEMBERS];
-  size_t n = 0;
-
-  for (int i = 0; i < bm->ms->n; i++) {
-    struct member *m = members_at (bm->ms, i);
-
-    if (!member_failed (m) && (all || !m->can_fua))
-      ios[n++] = (struct member_io) { .member = m, .op = MEMBER_FLUSH };
-  }
-  return n ? run_ios (bm->ms, ios, n) : 0;
-}
-
 /* Queue writes of the staged pages to member m: the whole area if it does
  * not hold it yet, else each run of pages in this writeout.  A member that
  * came in after the pages were staged (all: every page was) waits for the
@@ -282,9 +248,9 @@ writeout (struct md_bitmap *bm, uint64_t target)
   for (int i = 0; i < ms->n; i++)
     if (!member_failed (members[i]))
       n = queue_member (bm, i, members[i], n, all);
-  r = run_ios (ms, bm->ios, n);
+  r = members_run (ms, bm->ios, n, MEMBERS_WHOLE_ARRAY);
   if (r == 0)
-    r = flush_members (bm, false);
+    r = members_flush (ms, false);
   for (int i = 0; i < ms->n; i++)
     if (!member_failed (members[i]) &&
         (all || bm->written[i] == members[i]->serial))
@@ -637,7 +603,7 @@ clearing_pass (struct md_bitmap *bm, bool idle)
   /* The writes under the candidates are durable after this, so their
    * bits may go.  A write that starts meanwhile sets TOUCHED again.
    */
-  flushed = flush_members (bm, true);
+  flushed = members_flush (bm->ms, true);
   pthread_mutex_lock (&bm->lock);
   /* Asked again under the lock: a member that failed since the first
    * question (a write that timed out on it and ended before the pick,

@@ -18,9 +18,13 @@
  * request failed": every layer that talks to members (array.c, the
  * stripe cache, the bitmap, md_array.c) hands its failed requests here.
  * Whether the array can still serve is a separate question, asked
- * afterwards for the whole array (members_can_serve: md's metadata, the
- * bitmap) or for one row (members_row_servable: the stripe cache, where a
- * member being rebuilt cannot be read above its recovery offset).
+ * afterwards for the whole array (members_can_serve: array.c, md's
+ * metadata, the bitmap) or for one row (members_row_servable: the stripe
+ * cache, where a member being rebuilt cannot be read above its recovery
+ * offset).  A batch of requests goes through members_run (the batch, the
+ * policy for those that failed, the question), or, where the caller
+ * looks at the results first, member_io_run then members_batch_failed;
+ * a flush of the working members is members_flush.
  *
  *   error                                   member        request
  *   EOPNOTSUPP on a punch or zero-range     stays         falls back
@@ -45,10 +49,8 @@
  *   - Identity.  Across sections only a member's serial may be kept, never
  *     its address: once out of a section the member may be closed and its
  *     memory reused by the next replacement (jobs.c's rebuild_member,
- *     md_bitmap.c's written[]).  md_array.c's written_as[] compares
- *     addresses, but it is rewritten at the replace that retires the old
- *     member (before the member can be closed), so it never holds one
- *     that can be.
+ *     md_bitmap.c's written[] and md_array.c's written_as[] keep
+ *     serials for that reason).
  *   - Epochs (a two-counter scheme, as in sleepable RCU).  A reader counts
  *     itself in readers[epoch & 1], checking that the epoch did not move
  *     meanwhile.  replace puts the old member in limbo tagged with the
@@ -203,6 +205,42 @@ members_io_failed (const struct member_io *ios, size_t n)
   for (size_t i = 0; i < n; i++)
     if (ios[i].err)
       members_io_error (ios[i].member, ios[i].op, ios[i].err);
+}
+
+int
+members_batch_failed (struct members *ms, const struct member_io *ios,
+                      size_t n, uint64_t row)
+{
+  members_io_failed (ios, n);
+  if (row == MEMBERS_WHOLE_ARRAY ? members_can_serve (ms)
+      : members_row_servable (ms, row))
+    return 0;
+  errno = EIO;
+  return -1;
+}
+
+int
+members_run (struct members *ms, struct member_io *ios, size_t n,
+             uint64_t row)
+{
+  if (member_io_run (ios, n) == -1)
+    return members_batch_failed (ms, ios, n, row);
+  return 0;
+}
+
+int
+members_flush (struct members *ms, bool all)
+{
+  struct member_io ios[GEOMETRY_MAX_MEMBERS];
+  size_t n = 0;
+
+  for (int i = 0; i < ms->n; i++) {
+    struct member *m = members_at (ms, i);
+
+    if (!member_failed (m) && (all || !m->can_fua))
+      ios[n++] = (struct member_io) { .member = m, .op = MEMBER_FLUSH };
+  }
+  return members_run (ms, ios, n, MEMBERS_WHOLE_ARRAY);
 }
 
 int

@@ -101,6 +101,22 @@ int members_unreadable (const struct members *ms, uint64_t stripe);
 bool members_row_servable (const struct members *ms, uint64_t stripe);
 /* Whether a row with this many unreadable members can be served. */
 bool members_tolerate (const struct members *ms, int unreadable);
+
+/* A batch of member requests whose results are in (member_io_run): the
+ * failure policy for each that failed, then whether the array can still
+ * serve (row MEMBERS_WHOLE_ARRAY: members_can_serve) or can still serve
+ * that row (members_row_servable).  0, or -1 with errno EIO.
+ */
+#define MEMBERS_WHOLE_ARRAY UINT64_MAX
+int members_batch_failed (struct members *ms, const struct member_io *ios,
+                          size_t n, uint64_t row);
+/* Run the batch, and members_batch_failed if any request failed. */
+int members_run (struct members *ms, struct member_io *ios, size_t n,
+                 uint64_t row);
+/* Flush every working member (all), or only those that cannot make one
+ * write durable by itself (no FUA); members_run's result.
+ */
+int members_flush (struct members *ms, bool all);
 /* Members in sync; the first member being rebuilt, or -1; whether every
  * member is in sync.
  */

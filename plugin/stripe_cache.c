@@ -371,13 +371,3 @@ stripe_plan_make (struct plan *pl)
   }
 }
 
-int
-stripe_io_failed (struct stripe_cache *c, const struct stripe_head *sh,
-              const struct member_io *ios, size_t n)
-{
-  members_io_failed (ios, n);
-  if (within_tolerance (c, sh))
-    return 0;
-  errno = EIO;
-  return -1;
-}

@@ -259,11 +259,6 @@ is_lost (const struct lost_set *l, int m)
 int stripe_head_buffers (struct stripe_cache *c, struct stripe_head *sh);
 /* Fill in pl's ranges and segments from pl->offset and pl->len. */
 void stripe_plan_make (struct plan *pl);
-/* The failure policy (members.c) for the requests in ios that failed.
- * Returns 0 if the row can still be served, else -1 with errno EIO.
- */
-int stripe_io_failed (struct stripe_cache *c, const struct stripe_head *sh,
-                      const struct member_io *ios, size_t n);
 
 /* stripe_recover.c */
 

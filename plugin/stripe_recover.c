@@ -168,7 +168,7 @@ stripe_fill_rows (struct stripe_cache *c, struct stripe_head *sh,
       break;
     }
     mark_read (c, sh, ios, n);
-    if (stripe_io_failed (c, sh, ios, n) == -1)
+    if (members_batch_failed (c->ms, ios, n, sh->stripe) == -1)
       break;
   }
   if (ios != stack)
@@ -314,7 +314,7 @@ rebuild_batch (struct stripe_cache *c, struct stripe_head **sh, int n,
       break;
     for (int k = 0; k < n; k++)
       mark_read (c, sh[k], ios + at[k], at[k + 1] - at[k]);
-    if (stripe_io_failed (c, sh[0], ios, at[n]) == -1)
+    if (members_batch_failed (c->ms, ios, at[n], sh[0]->stripe) == -1)
       goto out;
   }
   for (int k = 0; k < n; k++) {

@@ -92,8 +92,7 @@ stripe_scrub_row (struct stripe_cache *c, struct stripe_head *sh, bool repair,
         n = queue_fix (c, ios, n, member[nd + 1], ptrs[nd + 1],
                        scratch + PAGE, offset);
     }
-    if (member_io_run (ios, n) == -1 &&
-        stripe_io_failed (c, sh, ios, n) == -1)
+    if (members_run (c->ms, ios, n, sh->stripe) == -1)
       goto out;
   }
   r = 0;

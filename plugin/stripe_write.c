@@ -323,7 +323,9 @@ healthy_reads (struct plan *pl, struct member_io *ios)
     return 0;
   }
   mark_read (pl->c, pl->sh, ios, n);
-  return stripe_io_failed (pl->c, pl->sh, ios, n) == -1 ? -1 : 1;
+  if (members_batch_failed (pl->c->ms, ios, n, pl->sh->stripe) == -1)
+    return -1;
+  return 1;
 }
 
 /* Write the data and parity, then flush with FUA.  A member whose write
@@ -334,17 +336,14 @@ static int
 write_out (struct plan *pl, struct member_io *ios, bool fua)
 {
   size_t nwrites = plan_writes (pl, ios), nflush;
+  const uint64_t row = pl->sh->stripe;
 
-  if (member_io_run (ios, nwrites) == -1 &&
-      stripe_io_failed (pl->c, pl->sh, ios, nwrites) == -1)
+  if (members_run (pl->c->ms, ios, nwrites, row) == -1)
     return -1;
   if (!fua)
     return 0;
   nflush = plan_flushes (pl, ios, nwrites, ios + nwrites);
-  if (member_io_run (ios + nwrites, nflush) == -1 &&
-      stripe_io_failed (pl->c, pl->sh, ios + nwrites, nflush) == -1)
-    return -1;
-  return 0;
+  return members_run (pl->c->ms, ios + nwrites, nflush, row);
 }
 
 int

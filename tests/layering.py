@@ -26,7 +26,7 @@ LAYERS = [
     ["members", "params"],
     ["stripe_cache", "md_bitmap", "missed_rows", "extents"],
     ["stripe_recover", "md_array"],
-    ["stripe_write", "stripe_scrub"],
+    ["stripe_write", "stripe_scrub", "row_record"],
     ["array"],
     ["jobs"],
     ["control", "readd_auto"],

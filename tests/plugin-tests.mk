@@ -477,6 +477,20 @@ test_md_array_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
 test_md_array_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
 
+# The row record (plugin/row_record.c): the bitmap, the record in memory
+# or nothing, chosen once, against in-memory members and md_array.c.
+if HAVE_CHECK
+check_PROGRAMS += test_row_record
+TESTS += test_row_record
+test_row_record_SOURCES = test_row_record.c check_run.h $(MEMBER_MEM_SOURCES) \
+	../plugin/row_record.c ../plugin/missed_rows.c \
+	../plugin/md_array.c ../plugin/md_bitmap.c ../plugin/md_bitmap_super.c \
+	../plugin/md_super.c ../plugin/signature.c ../plugin/members.c \
+	../plugin/member.c ../plugin/geometry.c
+test_row_record_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
+test_row_record_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
+endif
+
 # The member table (plugin/members.c): the failure policy, what can
 # still be served, reader sections and the reclaim of replaced members.
 if HAVE_CHECK
