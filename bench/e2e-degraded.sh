@@ -131,7 +131,7 @@ head -n 1 "$dir/show"
 # replaced as above, in the same process.  Rows that every survivor holds
 # as holes are punched on the replacement, nothing read or computed
 # (stripe_recover.c), so this takes a fraction of the idle full rebuild
-# (issue 14: >= 10x).  Twice: the replacement allocated as above (each
+# (the target: at least 10 times faster).  Twice: the replacement allocated as above (each
 # punch then frees its pages: on tmpfs about 65 ms a GiB, a floor), and a
 # sparse file, the natural replacement for sparse members.
 written=$(( $(nbdinfo --size "$NBD_URI") / 64 ))

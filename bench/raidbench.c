@@ -781,11 +781,11 @@ print_group (const struct group *g)
   if (opt.svg)
     chart_group (g);
 
-  /* The issues' targets, for the dispatched implementation: at least
+  /* The project's targets, for the dispatched implementation: at least
    * ISA-L's speed (1.1 x where the CPU has GFNI and the ISA-L has GFNI
-   * kernels: issue 15), and rmw with normal stores well ahead of
-   * non-temporal ones.  GFNI's further targets (issue 15) are against
-   * avx512x4 and ISA-L's pq_gen_avx2_gfni, when those rows are timed.
+   * kernels), and rmw with normal stores well ahead of non-temporal
+   * ones.  The GFNI kernels' further targets are against avx512x4 and
+   * ISA-L's pq_gen_avx2_gfni, when those rows are timed.
    */
   const struct contender *x4 = find_name (g, "avx512x4");
   const struct contender *ig2 = find_kind (g, K_ISAL_AVX2_GFNI, false);
