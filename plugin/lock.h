@@ -17,8 +17,9 @@
  *      jobs.c          run->turn_lock    the turns of a job's windows
  *   8. member_nbd.c    lf_lock, registry_lock, a member's
  *                      connect_lock, its conn_lock, a batch's lock, in
- *                      that order; sentinel_lock | backoff_lock, each
- *                      under connect_lock at most
+ *                      that order; sentinel_lock | backoff_lock
+ *                      (member_nbd_connect.c), each under connect_lock
+ *                      at most
  *   9. md_array.c      an md identity's lock (inside member I/O)
  *  10. control.c       clients_lock      alone
  *  11. missed_rows.c   sweep_lock | thread_lock, each alone

@@ -36,8 +36,9 @@
  * what was read is this member.  The backend reads it and asks, without
  * knowing what it means.  A member without one (raw arrays, and md
  * members before their first superblock is written) is checked by the
- * backend's own means (member_nbd.c: same server instance).  A member
- * that fails the check is failed with the reason and never read again.
+ * backend's own means (member_nbd_connect.c: same server instance).
+ * A member that fails the check is failed with the reason and never read
+ * again.
  */
 
 #ifndef RAID_MEMBER_H

@@ -6,13 +6,13 @@
  * States.  Each member's state (member.h: IN_SYNC, FAILED, REBUILDING
  * with a recovery offset) is the array's view of it.  A member object
  * fails for good: by the failure policy below, by the operator (fail N),
- * or when a new connection shows another disk (member_nbd.c).  Only a new
- * member object in the role (REBUILDING) and the end of its rebuild
- * (IN_SYNC) bring a role back: a replacement (another disk, rebuilt whole)
- * or a re-add (the role's own disk opened again by its name, rebuilt only
- * where the write-intent bitmap says it missed writes; jobs.c).  Both go
- * through members_replace, so the failed object waits in limbo either way
- * and nothing that held it sees it come back to life.
+ * or when a new connection shows another disk (member_nbd_connect.c).
+ * Only a new member object in the role (REBUILDING) and the end of its
+ * rebuild (IN_SYNC) bring a role back: a replacement (another disk,
+ * rebuilt whole) or a re-add (the role's own disk opened again by its
+ * name, rebuilt only where the write-intent bitmap says it missed writes;
+ * jobs.c).  Both go through members_replace, so the failed object waits
+ * in limbo either way and nothing that held it sees it come back to life.
  *
  * The failure policy (members_io_error) is the one answer to "a member
  * request failed": every layer that talks to members (array.c, the

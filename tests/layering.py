@@ -22,6 +22,7 @@ LAYERS = [
     ["libparity"],
     ["geometry", "member", "md_bitmap_super", "control_command",
      "nbdkit_cmdline"],
+    ["member_nbd_connect"],
     ["member_file", "member_nbd", "md_super", "signature"],
     ["members", "params"],
     ["stripe_cache", "md_bitmap", "missed_rows", "extents"],
@@ -88,7 +89,7 @@ def main(libraid, raid_o, libparity):
             if f not in table:
                 continue
             outs = sorted(edges[f], key=lambda g: (-RANK.get(g, 99), g))
-            print("  %-2d %-16s -> %s" % (r, f, " ".join(outs) or "-"))
+            print("  %-2d %-18s -> %s" % (r, f, " ".join(outs) or "-"))
             for g in outs:
                 if RANK.get(g, 99) >= RANK[f]:
                     bad.append("%s -> %s (%s) goes against the order"

@@ -10,7 +10,7 @@ test_geometry_SOURCES = test_geometry.c check_run.h ../plugin/geometry.c
 test_geometry_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
 
-# The NBD member backend alone (plugin/member_nbd.c) against real nbdkit
+# The NBD member backend alone (plugin/member_nbd*.c) against real nbdkit
 # servers: ids reused, the batch timeout, ids under concurrent I/O (also
 # under ThreadSanitizer: test-member-nbd-tsan.sh builds it so), batches
 # without memory (allocations wrapped), servers without flush.
@@ -19,6 +19,7 @@ if ENABLE_PLUGIN
 check_PROGRAMS += test_member_nbd
 TESTS += test_member_nbd
 test_member_nbd_SOURCES = test_member_nbd.c check_run.h ../plugin/member_nbd.c \
+	../plugin/member_nbd_connect.c ../plugin/member_nbd_internal.h \
 	../plugin/member.c ../plugin/members.c
 test_member_nbd_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS) $(LIBNBD_CFLAGS)
 test_member_nbd_LDFLAGS = -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc

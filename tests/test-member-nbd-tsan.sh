@@ -25,6 +25,7 @@ fi
 "$cc" -std=gnu11 -g -O1 -fsanitize=thread -pthread \
     -I"$top_builddir" -I"$top_srcdir/plugin" \
     "$top_srcdir/tests/test_member_nbd.c" "$top_srcdir/plugin/member_nbd.c" \
+    "$top_srcdir/plugin/member_nbd_connect.c" \
     "$top_srcdir/plugin/member.c" "$top_srcdir/plugin/members.c" $flags \
     -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc \
     -o "$tmpdir/test_member_nbd_tsan"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Description: the NBD member backend (plugin/member_nbd.c) alone,
+/* Description: the NBD member backend (plugin/member_nbd*.c) alone,
  * against real nbdkit servers: member ids are reused, a closed member's
  * connections do not outlive it, the batch timeout never becomes an
  * infinite poll(2), and ids are safe to allocate while other threads do
@@ -10,7 +10,7 @@
  * No nbdkit: the program exits 77 (skip).
  *
  * The clock and poll(2) are this program's own (defined below, so that
- * member_nbd.c, linked into this program, calls them): normally the real
+ * member_nbd*.c, linked into this program, call them): normally the real
  * ones; while `clock_step_ms` is set, every read of CLOCK_MONOTONIC moves
  * the clock on by that much, which puts the batch deadline between two
  * consecutive clock reads of the code under test, and poll records the
@@ -23,7 +23,7 @@
  *
  * Shortages (issue 11 item 17): malloc, calloc and realloc are wrapped
  * (-Wl,--wrap=..., which reaches only the calls made by this program's
- * own objects, member_nbd.c and member.c, not libnbd's), and while
+ * own objects, member_nbd*.c and member.c, not libnbd's), and while
  * `alloc_fails` is set they return NULL.  A batch must then still run and
  * succeed, byte for byte: a process short of memory is no failed member.
  * (Check is linked statically and allocates in its assertions, so none
@@ -102,7 +102,7 @@ __wrap_realloc (void *p, size_t n)
   return failing () ? NULL : __real_realloc (p, n);
 }
 
-/* What member.c and member_nbd.c need from nbdkit and the file backend.
+/* What member.c and member_nbd*.c need from nbdkit and the file backend.
  * The last messages are kept (without allocating) for the tests to read.
  */
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
