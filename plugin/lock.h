@@ -9,6 +9,8 @@
  *                                        rate's wait is made under it)
  *   1. jobs.c          jobs->lock        the running job, operator actions
  *   2. members.h       ms->lock          the table's changes, limbo
+ *      missed_rows.c   sweep_lock        one sweep at a time (it reads
+ *                                        md's event count: md->lock)
  *   3. md_array.c      md->lock          superblock updates
  *   4. md_bitmap.c     bm->io_lock       one bitmap writeout at a time
  *   5. md_bitmap.c     bm->lock          the bitmap's image and counters
@@ -22,7 +24,8 @@
  *                      at most
  *   9. md_array.c      an md identity's lock (inside member I/O)
  *  10. control.c       clients_lock      alone
- *  11. missed_rows.c   sweep_lock | thread_lock, each alone
+ *  11. missed_rows.c   thread_lock; member_nbd.c wake_lock; readd_auto.c
+ *                      ra.lock: each alone (a thread's stop and wake)
  *
  * Member I/O (8, 9) may be issued under any of 1-7.  A thread holds at
  * most one stripe head (6), but a rebuild thread, which holds the heads

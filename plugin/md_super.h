@@ -50,8 +50,9 @@ struct md_super {
   uint16_t dev_roles[MD_MAX_DEV];
   int role;                     /* dev_roles[dev_number], or -1 */
   /* The record as read: md_super_format writes the fields above over it,
-   * so fields the plugin does not interpret (bitmap offset, bad-block log
-   * area, flags) are kept as they were.
+   * so fields the plugin does not interpret (bad-block log area, flags)
+   * are kept as they were in this record.  md_array.c writes one record
+   * to every member (the reference's), so those are the reference's.
    */
   uint8_t raw[MD_SB_BYTES];
 };

@@ -6,7 +6,8 @@
  * whole batch to member_io_run(), which gives each backend its share at
  * once, so a stripe's reads (or writes) on all members are in flight
  * together.  A backend is a struct member_ops (an operation each: run a
- * batch, say whether two members are one disk, close): the file backend
+ * batch, say whether two members are one disk, vouch for a reopened
+ * disk, punch a hole, say where the data is, close): the file backend
  * (member_file.c, files and block devices through io_uring) and the NBD
  * backend (member_nbd.c, remote exports through libnbd), mixed freely in
  * one array.  members.c turns names into members and decides what a

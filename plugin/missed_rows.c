@@ -49,9 +49,10 @@
  * its clearing.  Before any clearing it is the count at start-up: the
  * record covers everything written since.
  *
- * Locks: sweep_lock (one sweep at a time, the sweep's fields) and
- * thread_lock (stop and wake) are each taken alone (lock.h); the marks
- * and counters are atomics.
+ * Locks (lock.h): sweep_lock (one sweep at a time, the sweep's fields),
+ * under which the epoch is read (for md: md_array_events, md->lock), and
+ * thread_lock (stop and wake), taken alone; the marks and counters are
+ * atomics.
  */
 
 #include <config.h>

@@ -35,7 +35,8 @@ void params_free (struct raid_params *p);
   "                        missing for one absent (failed) from the start.\n" \
   "chunk=SIZE              Chunk size, power of two >= 4K (default 512K).\n" \
   "layout=NAME             md layout (default left-symmetric).\n" \
-  "data-offset=SIZE        Where array data starts on each member (default 0).\n" \
+  "data-offset=SIZE        Where array data starts on each member (default:\n" \
+  "                        0 raw, 1M with create=true; md: its superblocks).\n" \
   "cache=SIZE              Stripe cache budget (default 64M).\n" \
   "direct=BOOL             Open members with O_DIRECT (default: block\n" \
   "                        devices only).\n" \

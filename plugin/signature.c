@@ -13,6 +13,8 @@
  *
  *   head  0        md v1.1 superblock (magic a92b4efc, major 1), XFS "XFSB",
  *                  LUKS "LUKS\xba\xbe"
+ *   head  3        NTFS "NTFS    "
+ *   head  54, 82   FAT "FAT1" (FAT12/16), "FAT32   "
  *   head  510      MBR boot signature 55 aa, with plausible partition
  *                  entries (each status byte 0x00 or 0x80, one used)
  *   head  512      GPT header "EFI PART" (also at 4096 on 4K-sector disks)

@@ -25,7 +25,8 @@ struct stripe_cache *stripe_cache_create (const struct geometry *g,
 void stripe_cache_destroy (struct stripe_cache *c);
 
 /* Find or make the head of stripe row `stripe` and lock it.  Never called
- * by a thread that holds another head.
+ * by a thread that holds another head, but a rebuild thread taking its
+ * window of rows in ascending order (lock.h says why that is safe).
  */
 struct stripe_head *stripe_cache_get (struct stripe_cache *c, uint64_t stripe);
 void stripe_cache_put (struct stripe_cache *c, struct stripe_head *sh);

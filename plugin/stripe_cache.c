@@ -32,8 +32,9 @@
  * time while other rows proceed in parallel.  A request holds at most one
  * head at a time (requests spanning rows take them one after the other);
  * the rebuild holds a window of them, taken in row order (lock.h says why
- * that cannot deadlock); none takes a lock under a head but c->lock and
- * the members' own.  Heads with no references and a buffer sit on the LRU
+ * that cannot deadlock); none takes a lock under a head but c->lock, the
+ * members' own, and a rebuild thread's more heads of its window and its
+ * run's turn_lock (jobs.c).  Heads with no references and a buffer sit on the LRU
  * list; when the buffers exceed the budget, the least recently used
  * unreferenced heads are freed.  A head with no buffer caches nothing and
  * is freed when its last reference goes.  Referenced heads are never
