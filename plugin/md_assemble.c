@@ -27,9 +27,16 @@
  * dirty array that is also degraded is refused unless force=true, as md
  * refuses it.
  *
- * In sbs[], role is the member's role by its own superblock (-1: none),
- * -2 for a member that is missing or could not be read (failed), -3 for
- * one without a superblock.
+ * The steps of md_array_assemble, in order: read_all; with create=true
+ * md_create_check_members, and done; pick_reference; check_one_array;
+ * check_geometry; take_geometry; order_members (place_member for each
+ * member, then place_stale for the kept stale ones, fill_missing_roles,
+ * then the table is rearranged); take_clean; load_bitmap; plan_resync;
+ * init_serving.  Each says why it fails; order_members changes nothing
+ * in the member table unless it succeeds.  In sbs[], role is the
+ * member's role by its own superblock (-1: none), -2 for a member that is
+ * missing or could not be read (failed), -3 for one without a
+ * superblock.
  *
  * The struct md_array made here is private until md_array_assemble
  * returns it, so nothing here takes its lock; from then on md_array.c
@@ -218,6 +225,179 @@ newest_first (int *kept, int n, const struct md_super *sbs)
     }
 }
 
+/* What order_members has decided so far: the members by role, the ones
+ * it sets aside (retired once it succeeds) and the stale ones it keeps
+ * for their own roles, failed (placed after every fresh member).
+ */
+struct order {
+  struct members *ms;
+  const struct array_config *cfg;
+  const struct md_super *sbs, *ref;
+  struct md_array *md;
+  struct member *ordered[GEOMETRY_MAX_MEMBERS];
+  const char *names[GEOMETRY_MAX_MEMBERS];      /* of ordered[] */
+  struct member *aside[GEOMETRY_MAX_MEMBERS];
+  int kept[GEOMETRY_MAX_MEMBERS];       /* stale, to keep their roles */
+  int naside, nkept;
+};
+
+/* Member i takes role r: its dev_number, data_size and device UUID
+ * become the role's.
+ */
+static void
+take_role (struct order *o, int r, int i)
+{
+  const struct md_super *s = &o->sbs[i];
+
+  o->ordered[r] = members_at (o->ms, i);
+  o->names[r] = o->cfg->disks[i];
+  o->md->dev_number[r] = s->dev_number;
+  o->md->data_size[r] = s->data_size;
+  memcpy (o->md->device_uuid[r], s->device_uuid, 16);
+}
+
+/* Member m (disk `name`) was being rebuilt: rows below its recovery
+ * offset are good, the rebuild goes on from there (jobs_after_fork); only
+ * where the bitmap's bits are set if it was re-added, as md resumes such
+ * a recovery (the bits stay until every member is in sync).
+ */
+static void
+resume_rebuild (struct member *m, const char *name, const struct md_super *s,
+                const struct md_super *ref, const struct array_config *cfg)
+{
+  member_start_rebuild (m, s->recovery_offset / ref->chunk);
+  m->readd = (s->feature_map & MD_FEATURE_RECOVERY_BITMAP) &&
+    (ref->feature_map & MD_FEATURE_BITMAP);
+  if (cfg->readonly)
+    nbdkit_error ("raid: read-only: member %s was being rebuilt (row %"
+                  PRIu64 " of %" PRIu64 "): the rebuild is not resumed, "
+                  "its rows from there on are reconstructed from the "
+                  "others", name, member_recovery_stripe (m),
+                  ref->size / ref->chunk);
+  else
+    nbdkit_debug ("raid: member %s resumes its rebuild at row %" PRIu64,
+                  name, member_recovery_stripe (m));
+}
+
+/* Member i, on the first pass: into the role the reference gives its
+ * dev_number, kept for place_stale, or set aside (missing, a spare,
+ * faulty, stale with no role to keep).  -1: the superblocks cannot be
+ * assembled (a crafted dev_number, two members in one role).
+ */
+static int
+place_member (struct order *o, int i)
+{
+  const struct md_super *s = &o->sbs[i], *ref = o->ref;
+  struct member *m = members_at (o->ms, i);
+  int role;
+
+  if (s->role < -1) {           /* missing */
+    o->aside[o->naside++] = m;
+    return 0;
+  }
+  if (s->dev_number >= ref->max_dev) {
+    /* md_super_parse refuses a dev_number beyond the member's own
+     * max_dev; beyond the newest superblock's it has no role there
+     * either, and md never shrinks max_dev: a crafted superblock.
+     */
+    nbdkit_error ("member %s: bad superblock: its dev_number %" PRIu32
+                  " has no slot in the newest superblock (max_dev %" PRIu32
+                  ", from member %s)", o->cfg->disks[i], s->dev_number,
+                  ref->max_dev, o->cfg->disks[ref - o->sbs]);
+    return -1;
+  }
+  role = ref->dev_roles[s->dev_number];
+  if ((stale (s, ref) || role == MD_ROLE_FAULTY) &&
+      stale_keeps_role (s, ref, o->sbs, o->ms->n)) {
+    o->kept[o->nkept++] = i;    /* unless a fresh member claims the role */
+    return 0;
+  }
+  if (role >= ref->raid_disks || stale (s, ref)) {
+    nbdkit_error ("member %s: %s; not used", o->cfg->disks[i],
+                  stale (s, ref) ? "its superblock is stale "
+                  "(it failed or was removed earlier)"
+                  : role == MD_ROLE_SPARE ? "it is a spare" : "marked faulty");
+    o->aside[o->naside++] = m;
+    return 0;
+  }
+  if (o->ordered[role]) {
+    nbdkit_error ("members %s and %s both claim role %d", o->names[role],
+                  o->cfg->disks[i], role);
+    return -1;
+  }
+  if (s->feature_map & MD_FEATURE_RECOVERY_OFFSET)
+    resume_rebuild (m, o->cfg->disks[i], s, ref, o->cfg);
+  take_role (o, role, i);
+  return 0;
+}
+
+/* Kept stale member i, once every fresh member is placed: back in its
+ * own role, failed, for jobs_after_fork to re-add, unless a fresh member
+ * holds the role, or the slot (then it is set aside).
+ */
+static void
+place_stale (struct order *o, int i)
+{
+  const struct md_super *s = &o->sbs[i], *ref = o->ref;
+  struct member *m = members_at (o->ms, i);
+  int holder = slot_holder (o->md, o->ordered, ref->raid_disks,
+                            s->dev_number);
+  char why[160];
+
+  if (o->ordered[s->role]) {
+    nbdkit_error ("member %s: %s (it failed or was removed earlier), "
+                  "and member %s holds its role %d; not used",
+                  o->cfg->disks[i], stale (s, ref) ?
+                  "its superblock is stale" : "marked faulty",
+                  o->names[s->role], s->role);
+    o->aside[o->naside++] = m;
+    return;
+  }
+  if (holder >= 0) {
+    nbdkit_error ("member %s: %s (it failed or was removed earlier), "
+                  "and its slot %" PRIu32 " is member %s's now (role %d); "
+                  "not used: 'replace %d PATH' rebuilds role %d",
+                  o->cfg->disks[i], stale (s, ref) ?
+                  "its superblock is stale" : "marked faulty",
+                  s->dev_number, o->names[holder], holder, s->role, s->role);
+    o->aside[o->naside++] = m;
+    return;
+  }
+  snprintf (why, sizeof why, "out of date at assembly: %s (events %"
+            PRIu64 ", the array's %" PRIu64 ")",
+            stale (s, ref) ? "its superblock is stale"
+            : "the others marked it faulty", s->events, ref->events);
+  member_fail_because (m, why);
+  take_role (o, s->role, i);
+  o->md->stale_at_assembly[s->role] = true;
+}
+
+/* Every role nobody holds gets a missing member (member_missing), and
+ * keeps the dev_number that held it in the newest superblock.  -1 if one
+ * cannot be made: the ones made so far are closed.
+ */
+static int
+fill_missing_roles (struct order *o)
+{
+  const struct md_super *ref = o->ref;
+  bool made[GEOMETRY_MAX_MEMBERS] = { false };  /* by member_missing */
+
+  for (int r = 0; r < ref->raid_disks; r++)
+    if (o->ordered[r] == NULL) {
+      o->ordered[r] = member_missing ();
+      if (o->ordered[r] == NULL) {
+        for (int k = 0; k < r; k++)
+          if (made[k])
+            member_close (o->ordered[k]);
+        return -1;
+      }
+      made[r] = true;
+      o->md->dev_number[r] = slot_of_role (ref, r);
+      nbdkit_debug ("raid: role %d has no member: degraded", r);
+    }
+  return 0;
+}
+
 /* Put the members in role order (members_arrange), setting aside the
  * ones md would not use.  Nothing changes in the table unless it
  * succeeds: until then every member is the table's, for members_destroy
@@ -228,131 +408,21 @@ order_members (struct members *ms, const struct array_config *cfg,
                struct md_super *sbs, const struct md_super *ref,
                struct md_array *md)
 {
-  struct member *ordered[GEOMETRY_MAX_MEMBERS] = { NULL };
-  const char *names[GEOMETRY_MAX_MEMBERS] = { NULL };
-  struct member *aside[GEOMETRY_MAX_MEMBERS];
-  bool made[GEOMETRY_MAX_MEMBERS] = { false };  /* by member_missing */
-  int kept[GEOMETRY_MAX_MEMBERS];       /* stale, to keep their roles */
-  int naside = 0, nkept = 0;
+  struct order o = {
+    .ms = ms, .cfg = cfg, .sbs = sbs, .ref = ref, .md = md,
+  };
 
-  for (int i = 0; i < ms->n; i++) {
-    const struct md_super *s = &sbs[i];
-    struct member *m = members_at (ms, i);
-    int role;
-
-    if (s->role < -1) {         /* missing */
-      aside[naside++] = m;
-      continue;
-    }
-    if (s->dev_number >= ref->max_dev) {
-      /* md_super_parse refuses a dev_number beyond the member's own
-       * max_dev; beyond the newest superblock's it has no role there
-       * either, and md never shrinks max_dev: a crafted superblock.
-       */
-      nbdkit_error ("member %s: bad superblock: its dev_number %" PRIu32
-                    " has no slot in the newest superblock (max_dev %" PRIu32
-                    ", from member %s)", cfg->disks[i], s->dev_number,
-                    ref->max_dev, cfg->disks[ref - sbs]);
+  for (int i = 0; i < ms->n; i++)
+    if (place_member (&o, i) == -1)
       return -1;
-    }
-    role = ref->dev_roles[s->dev_number];
-    if ((stale (s, ref) || role == MD_ROLE_FAULTY) &&
-        stale_keeps_role (s, ref, sbs, ms->n)) {
-      kept[nkept++] = i;        /* unless a fresh member claims the role */
-      continue;
-    }
-    if (role >= ref->raid_disks || stale (s, ref)) {
-      nbdkit_error ("member %s: %s; not used", cfg->disks[i],
-                    stale (s, ref) ? "its superblock is stale "
-                    "(it failed or was removed earlier)"
-                    : role == MD_ROLE_SPARE ? "it is a spare" : "marked faulty");
-      aside[naside++] = m;
-      continue;
-    }
-    if (ordered[role]) {
-      nbdkit_error ("members %s and %s both claim role %d", names[role],
-                    cfg->disks[i], role);
-      return -1;
-    }
-    if (s->feature_map & MD_FEATURE_RECOVERY_OFFSET) {
-      /* It was being rebuilt: rows below its recovery offset are good, the
-       * rebuild goes on from there (jobs_after_fork); only where the
-       * bitmap's bits are set if it was re-added, as md resumes such a
-       * recovery (the bits stay until every member is in sync).
-       */
-      member_start_rebuild (m, s->recovery_offset / ref->chunk);
-      m->readd = (s->feature_map & MD_FEATURE_RECOVERY_BITMAP) &&
-        (ref->feature_map & MD_FEATURE_BITMAP);
-      if (cfg->readonly)
-        nbdkit_error ("raid: read-only: member %s was being rebuilt (row %"
-                      PRIu64 " of %" PRIu64 "): the rebuild is not resumed, "
-                      "its rows from there on are reconstructed from the "
-                      "others", cfg->disks[i], member_recovery_stripe (m),
-                      ref->size / ref->chunk);
-      else
-        nbdkit_debug ("raid: member %s resumes its rebuild at row %" PRIu64,
-                      cfg->disks[i], member_recovery_stripe (m));
-    }
-    ordered[role] = m;
-    names[role] = cfg->disks[i];
-    md->dev_number[role] = s->dev_number;
-    md->data_size[role] = s->data_size;
-    memcpy (md->device_uuid[role], s->device_uuid, 16);
-  }
-  newest_first (kept, nkept, sbs);
-  for (int k = 0; k < nkept; k++) {
-    const struct md_super *s = &sbs[kept[k]];
-    struct member *m = members_at (ms, kept[k]);
-    int holder = slot_holder (md, ordered, ref->raid_disks, s->dev_number);
-    char why[160];
-
-    if (ordered[s->role]) {
-      nbdkit_error ("member %s: %s (it failed or was removed earlier), "
-                    "and member %s holds its role %d; not used",
-                    cfg->disks[kept[k]], stale (s, ref) ?
-                    "its superblock is stale" : "marked faulty",
-                    names[s->role], s->role);
-      aside[naside++] = m;
-      continue;
-    }
-    if (holder >= 0) {
-      nbdkit_error ("member %s: %s (it failed or was removed earlier), "
-                    "and its slot %" PRIu32 " is member %s's now (role %d); "
-                    "not used: 'replace %d PATH' rebuilds role %d",
-                    cfg->disks[kept[k]], stale (s, ref) ?
-                    "its superblock is stale" : "marked faulty",
-                    s->dev_number, names[holder], holder, s->role, s->role);
-      aside[naside++] = m;
-      continue;
-    }
-    snprintf (why, sizeof why, "out of date at assembly: %s (events %"
-              PRIu64 ", the array's %" PRIu64 ")",
-              stale (s, ref) ? "its superblock is stale"
-              : "the others marked it faulty", s->events, ref->events);
-    member_fail_because (m, why);
-    ordered[s->role] = m;
-    names[s->role] = cfg->disks[kept[k]];
-    md->dev_number[s->role] = s->dev_number;
-    md->data_size[s->role] = s->data_size;
-    memcpy (md->device_uuid[s->role], s->device_uuid, 16);
-    md->stale_at_assembly[s->role] = true;
-  }
-  for (int r = 0; r < ref->raid_disks; r++)
-    if (ordered[r] == NULL) {
-      ordered[r] = member_missing ();
-      if (ordered[r] == NULL) {
-        for (int k = 0; k < r; k++)
-          if (made[k])
-            member_close (ordered[k]);
-        return -1;
-      }
-      made[r] = true;
-      md->dev_number[r] = slot_of_role (ref, r);
-      nbdkit_debug ("raid: role %d has no member: degraded", r);
-    }
-  for (int k = 0; k < naside; k++)
-    members_retire (ms, aside[k]);
-  members_arrange (ms, ordered, ref->raid_disks);
+  newest_first (o.kept, o.nkept, sbs);
+  for (int k = 0; k < o.nkept; k++)
+    place_stale (&o, o.kept[k]);
+  if (fill_missing_roles (&o) == -1)
+    return -1;
+  for (int k = 0; k < o.naside; k++)
+    members_retire (ms, o.aside[k]);
+  members_arrange (ms, o.ordered, ref->raid_disks);
   return 0;
 }
 
@@ -517,11 +587,174 @@ name_other_formats (struct members *ms, const struct array_config *cfg,
   return n;
 }
 
+/* The reference: of the members with a superblock, the one with the
+ * highest event count.  Once some members have a superblock every member
+ * given must (-1 if one has none: said with what it carries instead).
+ */
+static int
+pick_reference (struct members *ms, const struct array_config *cfg,
+                const struct md_super *sbs, const struct md_super **refp)
+{
+  const struct md_super *ref = NULL;
+
+  for (int i = 0; i < ms->n; i++) {
+    if (sbs[i].role == -3) {
+      const char *what = NULL;
+
+      signature_probe (members_at (ms, i), &what);
+      nbdkit_error ("member %s has no md v1.x superblock%s but other "
+                    "members do%s%s%s", cfg->disks[i], version_place (cfg),
+                    what ? "; it carries " : "", what ? what : "",
+                    what && strstr (what, "md v1.") &&
+                    !cfg->set_metadata_version ? ": an array of md v1.0 or "
+                    "v1.1 is assembled only when metadata-version= names "
+                    "its version" : "");
+      return -1;
+    }
+    if (sbs[i].role >= -1 && (ref == NULL || sbs[i].events > ref->events))
+      ref = &sbs[i];
+  }
+  *refp = ref;
+  return 0;
+}
+
+/* Every member's superblock is one of the reference's array: its set
+ * UUID, its version, its data offset.
+ */
+static int
+check_one_array (struct members *ms, const struct array_config *cfg,
+                 const struct md_super *sbs, const struct md_super *ref)
+{
+  for (int i = 0; i < ms->n; i++)
+    if (sbs[i].role >= -1 && memcmp (sbs[i].set_uuid, ref->set_uuid, 16)) {
+      char u1[40], u2[40];
+
+      uuid_text (sbs[i].set_uuid, u1);
+      uuid_text (ref->set_uuid, u2);
+      nbdkit_error ("member %s belongs to another array (UUID %s, not %s)",
+                    cfg->disks[i], u1, u2);
+      return -1;
+    }
+    else if (sbs[i].role >= -1 && sbs[i].minor != ref->minor) {
+      nbdkit_error ("member %s has an md v1.%d superblock, member %s v1.%d: "
+                    "one array's members have one version", cfg->disks[i],
+                    sbs[i].minor, cfg->disks[ref - sbs], ref->minor);
+      return -1;
+    }
+    else if (sbs[i].role >= -1 && sbs[i].data_offset != ref->data_offset) {
+      nbdkit_error ("member %s: data offsets differ between members, which "
+                    "is not supported", cfg->disks[i]);
+      return -1;
+    }
+  return 0;
+}
+
+/* The reference's geometry is one an array can have, and every member
+ * with a superblock holds it (md_admit_cannot_hold).
+ */
+static int
+check_geometry (struct members *ms, const struct array_config *cfg,
+                const struct md_super *sbs, const struct md_super *ref)
+{
+  const char *why;
+
+  if ((why = impossible (ref)) != NULL) {
+    nbdkit_error ("md superblocks: %s", why);
+    return -1;
+  }
+  for (int i = 0; i < ms->n; i++)
+    if (sbs[i].role >= -1 &&
+        (why = md_admit_cannot_hold (ref, members_at (ms, i))) != NULL) {
+      nbdkit_error ("member %s %s", cfg->disks[i], why);
+      return -1;
+    }
+  return 0;
+}
+
+/* Clean or not, as the reference says (resync_offset all ones: clean).
+ * A dirty array that is also degraded is refused unless force=true.
+ */
+static int
+take_clean (struct members *ms, const struct array_config *cfg,
+            struct md_array *md, const struct md_super *ref)
+{
+  md->clean = md->written_clean = ref->resync_offset == UINT64_MAX;
+  md->needs_resync = !md->clean;
+  if (!md->clean && dirty_degraded (ms, ref) && members_can_serve (ms)) {
+    /* As md: parity that may be stale cannot be resynchronised without
+     * the missing member, and reconstructing from it may return wrong data
+     * (the RAID write hole); a half-rebuilt member counts as missing.
+     */
+    if (!cfg->force) {
+      nbdkit_error ("raid: cannot start a degraded array that was not shut "
+                    "down cleanly: data reconstructed from possibly stale "
+                    "parity could be wrong (%d failed or missing, %d half "
+                    "rebuilt; force=true starts it anyway)",
+                    members_failed (ms), rebuilding_members (ms));
+      return -1;
+    }
+    nbdkit_error ("raid: starting a dirty degraded array (force=true)");
+    md->needs_resync = false;
+  }
+  return 0;
+}
+
+/* What start-up leaves to do for an array not shut down cleanly, and
+ * says: the resync in the background (with a bitmap, of the rows it
+ * marks; without, from md's checkpoint if a resync stopped half way:
+ * resync_done), or, read-only, what stays unrepaired.
+ */
+static void
+plan_resync (struct md_array *md, const struct array_config *cfg,
+             const struct md_super *ref)
+{
+  if (cfg->readonly)
+    say_not_repaired (md, ref);
+  else if (md->needs_resync && md->bitmap) {
+    uint64_t rows = md_bitmap_needed_rows (md->bitmap);
+
+    nbdkit_error ("raid: the array was not shut down cleanly: the "
+                  "write-intent bitmap marks %" PRIu64 " of %" PRIu64
+                  " rows, whose parity will be resynchronised in the "
+                  "background", rows, ref->size / ref->chunk);
+    nbdkit_debug ("raid: bitmap: resyncing %" PRIu64 " of %" PRIu64
+                  " rows (%" PRIu64 " dirty regions)", rows,
+                  ref->size / ref->chunk,
+                  md_bitmap_needed_regions (md->bitmap));
+  }
+  else if (md->needs_resync && ref->resync_offset != 0) {
+    /* A resync stopped cleanly half way (md's checkpoint). */
+    md->resync_done = ref->resync_offset * 512 / ref->chunk;
+    nbdkit_error ("raid: the array's resync stopped at row %" PRIu64 " of %"
+                  PRIu64 ": it goes on from there in the background",
+                  md->resync_done, ref->size / ref->chunk);
+  }
+  else if (md->needs_resync)
+    nbdkit_error ("raid: the array was not shut down cleanly: its parity "
+                  "will be resynchronised in the background");
+}
+
+/* The last step, before md is handed out: its lock, and what the
+ * superblocks record now (the member of each role and its state, which
+ * states_changed compares the table with), and whether updates may be
+ * written.
+ */
+static void
+init_serving (struct members *ms, const struct array_config *cfg,
+              struct md_array *md)
+{
+  pthread_mutex_init (&md->lock, NULL);
+  for (int i = 0; i < ms->n; i++) {
+    md->written_as[i] = members_at (ms, i)->serial;
+    md->states[i] = member_state (members_at (ms, i));
+  }
+  md->may_write = !cfg->readonly;
+}
+
 int
 md_array_assemble (struct members *ms, struct array_config *cfg,
                    uint64_t *member_bytes, struct md_array **mdp)
 {
-  const char *why;
   struct md_super *sbs = calloc (ms->n, sizeof *sbs);
   struct md_array *md = calloc (1, sizeof *md);
   const struct md_super *ref = NULL;
@@ -553,55 +786,10 @@ md_array_assemble (struct members *ms, struct array_config *cfg,
                     "create=true makes a new md array", version_place (cfg));
     goto out;
   }
-  for (int i = 0; i < ms->n; i++) {
-    if (sbs[i].role == -3) {
-      const char *what = NULL;
-
-      signature_probe (members_at (ms, i), &what);
-      nbdkit_error ("member %s has no md v1.x superblock%s but other "
-                    "members do%s%s%s", cfg->disks[i], version_place (cfg),
-                    what ? "; it carries " : "", what ? what : "",
-                    what && strstr (what, "md v1.") &&
-                    !cfg->set_metadata_version ? ": an array of md v1.0 or "
-                    "v1.1 is assembled only when metadata-version= names "
-                    "its version" : "");
-      goto out;
-    }
-    if (sbs[i].role >= -1 && (ref == NULL || sbs[i].events > ref->events))
-      ref = &sbs[i];
-  }
-  for (int i = 0; i < ms->n; i++)
-    if (sbs[i].role >= -1 && memcmp (sbs[i].set_uuid, ref->set_uuid, 16)) {
-      char u1[40], u2[40];
-
-      uuid_text (sbs[i].set_uuid, u1);
-      uuid_text (ref->set_uuid, u2);
-      nbdkit_error ("member %s belongs to another array (UUID %s, not %s)",
-                    cfg->disks[i], u1, u2);
-      goto out;
-    }
-    else if (sbs[i].role >= -1 && sbs[i].minor != ref->minor) {
-      nbdkit_error ("member %s has an md v1.%d superblock, member %s v1.%d: "
-                    "one array's members have one version", cfg->disks[i],
-                    sbs[i].minor, cfg->disks[ref - sbs], ref->minor);
-      goto out;
-    }
-    else if (sbs[i].role >= -1 && sbs[i].data_offset != ref->data_offset) {
-      nbdkit_error ("member %s: data offsets differ between members, which "
-                    "is not supported", cfg->disks[i]);
-      goto out;
-    }
-  if ((why = impossible (ref)) != NULL) {
-    nbdkit_error ("md superblocks: %s", why);
-    goto out;
-  }
-  for (int i = 0; i < ms->n; i++)
-    if (sbs[i].role >= -1 &&
-        (why = md_admit_cannot_hold (ref, members_at (ms, i))) != NULL) {
-      nbdkit_error ("member %s %s", cfg->disks[i], why);
-      goto out;
-    }
-  if (take_geometry (cfg, ref) == -1)
+  if (pick_reference (ms, cfg, sbs, &ref) == -1 ||
+      check_one_array (ms, cfg, sbs, ref) == -1 ||
+      check_geometry (ms, cfg, sbs, ref) == -1 ||
+      take_geometry (cfg, ref) == -1)
     goto out;
   members_set_level (ms, ref->level);
   md->ms = ms;
@@ -612,56 +800,11 @@ md_array_assemble (struct members *ms, struct array_config *cfg,
   if (order_members (ms, cfg, sbs, ref, md) == -1)
     goto out;
   *member_bytes = ref->data_offset + ref->size;
-  md->clean = md->written_clean = ref->resync_offset == UINT64_MAX;
-  md->needs_resync = !md->clean;
-  if (!md->clean && dirty_degraded (ms, ref) && members_can_serve (ms)) {
-    /* As md: parity that may be stale cannot be resynchronised without
-     * the missing member, and reconstructing from it may return wrong data
-     * (the RAID write hole); a half-rebuilt member counts as missing.
-     */
-    if (!cfg->force) {
-      nbdkit_error ("raid: cannot start a degraded array that was not shut "
-                    "down cleanly: data reconstructed from possibly stale "
-                    "parity could be wrong (%d failed or missing, %d half "
-                    "rebuilt; force=true starts it anyway)",
-                    members_failed (ms), rebuilding_members (ms));
-      goto out;
-    }
-    nbdkit_error ("raid: starting a dirty degraded array (force=true)");
-    md->needs_resync = false;
-  }
-  if (load_bitmap (ms, md, ref) == -1)
+  if (take_clean (ms, cfg, md, ref) == -1 ||
+      load_bitmap (ms, md, ref) == -1)
     goto out;
-  if (cfg->readonly)
-    say_not_repaired (md, ref);
-  else if (md->needs_resync && md->bitmap) {
-    uint64_t rows = md_bitmap_needed_rows (md->bitmap);
-
-    nbdkit_error ("raid: the array was not shut down cleanly: the "
-                  "write-intent bitmap marks %" PRIu64 " of %" PRIu64
-                  " rows, whose parity will be resynchronised in the "
-                  "background", rows, ref->size / ref->chunk);
-    nbdkit_debug ("raid: bitmap: resyncing %" PRIu64 " of %" PRIu64
-                  " rows (%" PRIu64 " dirty regions)", rows,
-                  ref->size / ref->chunk,
-                  md_bitmap_needed_regions (md->bitmap));
-  }
-  else if (md->needs_resync && ref->resync_offset != 0) {
-    /* A resync stopped cleanly half way (md's checkpoint). */
-    md->resync_done = ref->resync_offset * 512 / ref->chunk;
-    nbdkit_error ("raid: the array's resync stopped at row %" PRIu64 " of %"
-                  PRIu64 ": it goes on from there in the background",
-                  md->resync_done, ref->size / ref->chunk);
-  }
-  else if (md->needs_resync)
-    nbdkit_error ("raid: the array was not shut down cleanly: its parity "
-                  "will be resynchronised in the background");
-  pthread_mutex_init (&md->lock, NULL);
-  for (int i = 0; i < ms->n; i++) {
-    md->written_as[i] = members_at (ms, i)->serial;
-    md->states[i] = member_state (members_at (ms, i));
-  }
-  md->may_write = !cfg->readonly;
+  plan_resync (md, cfg, ref);
+  init_serving (ms, cfg, md);
   *mdp = md;
   md = NULL;
   r = 0;
