@@ -11,7 +11,8 @@
  *   2. members.h       ms->lock          the table's changes, limbo
  *      missed_rows.c   sweep_lock        one sweep at a time (it reads
  *                                        md's event count: md->lock)
- *   3. md_array.c      md->lock          superblock updates
+ *   3. md_array_internal.h  md->lock    superblock updates (md_array.c),
+ *                                        re-add admission (md_admit.c)
  *   4. md_bitmap.c     bm->io_lock       one bitmap writeout at a time
  *   5. md_bitmap.c     bm->lock          the bitmap's image and counters
  *   6. stripe_internal.h  sh->lock       one stripe row (stripe head)
@@ -22,7 +23,7 @@
  *                      that order; sentinel_lock | backoff_lock
  *                      (member_nbd_connect.c), each under connect_lock
  *                      at most
- *   9. md_array.c      an md identity's lock (inside member I/O)
+ *   9. md_identity.c   an md identity's lock (inside member I/O)
  *  10. control.c       clients_lock      alone
  *  11. missed_rows.c   thread_lock; member_nbd.c wake_lock; readd_auto.c
  *                      ra.lock: each alone (a thread's stop and wake)

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The array's md metadata (version-1 superblocks); see md_array.c.
+/* The array's md metadata (version-1 superblocks): assembly
+ * (md_assemble.c), create (md_create.c), serving (md_array.c), a disk
+ * offered for a role (md_admit.c); md_array_internal.h says which file
+ * does what.
  *
  * md works on the member table (members.h) and nothing else of the
  * array: every function takes the struct md_array that assembly or

@@ -31,7 +31,7 @@
  * Identity.  A member that can reconnect (an NBD export) must be checked,
  * on every new connection, to be the disk the array knows; a restarted
  * server over another disk must never be read as the old one.  What makes
- * a disk "the same" is the array's business (md_array.c: its md
+ * a disk "the same" is the array's business (md_identity.c: its md
  * superblock), so the array gives the member a struct member_identity: a
  * range to read on each new connection, and a callback that says whether
  * what was read is this member.  The backend reads it and asks, without

@@ -86,8 +86,8 @@
  *    not recognised; nor are two servers
  *    exporting one file, or one server that ignores export names reached
  *    under two, which only md superblocks can tell (two members with one
- *    device UUID hold one dev_number, and md_array.c refuses two members
- *    that claim one role).
+ *    device UUID hold one dev_number, and md_assemble.c refuses two
+ *    members that claim one role).
  *  - Other transports (vsock): no alias detection.
  * A new connection's endpoint is compared the same way to the sentinel's.
  *

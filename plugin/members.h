@@ -63,7 +63,7 @@ struct member *members_open_member (const char *name,
 int members_open (struct members *ms, const char *const *names, int n,
                   enum member_direct direct);
 
-/* Assembly (md_array.c): roles[0..n) become the table, in that order;
+/* Assembly (md_assemble.c): roles[0..n) become the table, in that order;
  * every member the table held must now be in roles[] or retired.
  */
 void members_arrange (struct members *ms, struct member *const *roles, int n);

@@ -464,14 +464,17 @@ test_md_bitmap_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
 test_md_bitmap_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
 
-# md_array.c against in-memory members: create, clean/active event
+# md's files (md_array.c and md_assemble.c, md_create.c, md_admit.c,
+# md_identity.c) against in-memory members: create, clean/active event
 # counting, failures and dev_number reuse over thousands of
 # replacements, assembly in role order with one-behind and stale members.
 if HAVE_CHECK
 check_PROGRAMS += test_md_array
 TESTS += test_md_array
 test_md_array_SOURCES = test_md_array.c check_run.h $(MEMBER_MEM_SOURCES) \
-	../plugin/md_array.c ../plugin/md_bitmap.c ../plugin/md_bitmap_super.c \
+	../plugin/md_array.c ../plugin/md_array_internal.h \
+	../plugin/md_assemble.c ../plugin/md_create.c ../plugin/md_admit.c \
+	../plugin/md_identity.c ../plugin/md_bitmap.c ../plugin/md_bitmap_super.c \
 	../plugin/md_super.c ../plugin/signature.c ../plugin/members.c \
 	../plugin/member.c ../plugin/geometry.c
 test_md_array_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
@@ -485,7 +488,9 @@ check_PROGRAMS += test_row_record
 TESTS += test_row_record
 test_row_record_SOURCES = test_row_record.c check_run.h $(MEMBER_MEM_SOURCES) \
 	../plugin/row_record.c ../plugin/missed_rows.c \
-	../plugin/md_array.c ../plugin/md_bitmap.c ../plugin/md_bitmap_super.c \
+	../plugin/md_array.c ../plugin/md_array_internal.h \
+	../plugin/md_assemble.c ../plugin/md_create.c ../plugin/md_admit.c \
+	../plugin/md_identity.c ../plugin/md_bitmap.c ../plugin/md_bitmap_super.c \
 	../plugin/md_super.c ../plugin/signature.c ../plugin/members.c \
 	../plugin/member.c ../plugin/geometry.c
 test_row_record_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)

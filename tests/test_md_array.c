@@ -609,7 +609,7 @@ START_TEST (test_versions)
     }
 
     /* Shuffled; told the version but for v1.2: only v1.2's place is
-     * read unless the version is given (md_array.c's read_minor), so a
+     * read unless the version is given (md_assemble.c's read_minor), so a
      * v1.0 or v1.1 array is refused without it, naming the parameter.
      */
     memset (&a, 0, sizeof a);
