@@ -17,18 +17,19 @@
  * and flushes before md_array_close), "clean" (resync_offset all ones,
  * events - 1 if nothing else changed meanwhile, as md does; see
  * next_events).  Locking: md->lock (lock.h) serialises updates; clean
- * and the writes in flight are atomics read without it.  An array found active at start-up
- * was not shut down cleanly: its parity is resynchronised by a repairing
- * scrub in the background.  Member failures and replacements are written
- * into dev_roles at the next update, and a write or flush during which a
- * member failed is not acknowledged before that update (record_failures:
- * a crash must not find the member that missed it in sync); a
- * replacement takes the lowest free
- * dev_number, as md's do, so the table never outgrows the array (see
- * update).  With a write-intent bitmap
- * (md_bitmap.c) every write first marks its region, and the resync after
- * an unclean shutdown covers only the marked regions; without one it
- * covers the whole array.
+ * and the writes in flight are atomics read without it.  An array found
+ * active at start-up was not shut down cleanly: its parity is
+ * resynchronised by a repairing scrub in the background.  Member failures
+ * and replacements are written into dev_roles at the next update, and a
+ * write or flush during which a member failed is not acknowledged before
+ * that update (record_failures: a crash must not find the member that
+ * missed it in sync); a replacement takes the lowest free dev_number, as
+ * md's do, so the table never outgrows the array (see update).  md owns
+ * the write-intent bitmap (md_bitmap.c: loaded at assembly, written with
+ * the superblocks' event count, closed here), but marking a write's rows
+ * in it and asking which rows need a resync are the row record's
+ * (row_record.c); without a bitmap the resync covers the whole array from
+ * md's checkpoint on (md_array_resync_done).
  *
  * Every superblock is written through md_identity_write_super, so that a
  * member's identity (what its new connections are checked against)

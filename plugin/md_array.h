@@ -77,9 +77,9 @@ void md_array_close (struct md_array *md);
 
 /* Re-add (jobs.c).  Whether m, reopened for failed role i, is that
  * role's disk as it was, not older than `floor` (md's event count at the
- * last clearing of what records the rows it missed: the bitmap's, or
- * array.c's record in memory) (0; m then has its identity), or not (-1,
- * the reason in msg: a different disk, marks cleared since it left).
+ * last clearing of what records the rows it missed: row_record.c's
+ * row_record_missed_floor) (0; m then has its identity), or not (-1, the
+ * reason in msg: a different disk, marks cleared since it left).
  * *whole_from is the row from which nothing can vouch for m at all,
  * because m failed during a full rebuild that had reached it
  * (UINT64_MAX: none).  Writes nothing.
