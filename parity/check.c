@@ -114,14 +114,10 @@ parity_check_p (int disks, size_t bytes, void **ptrs, void *scratch,
                 struct parity_check_result *res)
 {
   const struct parity_impl *impl = parity_current ();
-  const unsigned int max_srcs = 128;    /* xor_gen's limit */
 
   memcpy (scratch, ptrs[0], bytes);
-  for (int i = 1; i < disks - 1; i += max_srcs) {
-    unsigned int n = disks - 1 - i;
-
-    impl->xor_gen (scratch, &ptrs[i], n < max_srcs ? n : max_srcs, bytes);
-  }
+  if (disks > 2)
+    impl->xor_gen (scratch, &ptrs[1], disks - 2, bytes);
 
   res->p_differs = differs (impl, scratch, ptrs[disks - 1], bytes);
   res->q_differs = false;

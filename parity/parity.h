@@ -78,7 +78,9 @@ void parity_set_log (void (*log) (const char *msg));
 /* The name of the implementation in use. */
 const char *parity_name (void);
 
-/* dest ^= srcs[0] ^ srcs[1] ^ ... ^ srcs[src_cnt-1].  1 <= src_cnt <= 128. */
+/* dest ^= srcs[0] ^ srcs[1] ^ ... ^ srcs[src_cnt-1].  1 <= src_cnt <= 255:
+ * a RAID-5 of 256 members computes P from 255 data chunks in one call.
+ */
 void parity_xor_gen (void *dest, void **srcs, unsigned int src_cnt,
                      size_t bytes);
 

@@ -6,7 +6,8 @@
  * which kernel broke), and in it every operation is compared with a
  * reference written in this file:
  *   - gen_syndrome for every disk count 4..64 and several up to 256;
- *   - xor_gen with 1..17, 100, 127 and 128 (the most allowed) sources;
+ *   - xor_gen with 1..17, 100, 127, 128, 129, 200 and 255 (the most
+ *     allowed: a RAID-5 of 256 members) sources;
  *   - xor_syndrome alone against the formula, and md's read-modify-write
  *     (take the old data out, put the new data in, compare with a full
  *     regeneration) for every start..stop range at small disk counts and
@@ -891,7 +892,7 @@ END_TEST
 
 START_TEST (test_xor_gen)
 {
-  static const unsigned int many[] = { 17, 100, 127, 128 };
+  static const unsigned int many[] = { 17, 100, 127, 128, 129, 200, 255 };
 
   test_begin (_i, __func__);
   for (unsigned int n = 1; n <= 16; n++) {
