@@ -28,6 +28,7 @@ LAYERS = [
     ["stripe_recover", "md_array"],
     ["stripe_write", "stripe_scrub", "row_record"],
     ["array"],
+    ["admission"],
     ["jobs"],
     ["control", "readd_auto"],
     ["raid"],
