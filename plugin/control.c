@@ -419,7 +419,7 @@ status_json (struct array *a, struct jobs *js, FILE *f)
              st.scrub_bad[k].stripe, st.scrub_bad[k].member);
   fprintf (f, "]}");
   print_bitmap (a, f);
-  print_io (f, a->io, array_count_names, ARRAY_COUNTS);
+  print_io (f, array_counts (a), array_count_names, ARRAY_COUNTS);
   fprintf (f, "}\n");
 }
 

@@ -50,6 +50,14 @@
  * broadcasts.  A job stops early when asked (scrub stop, unload) or when
  * the array can no longer serve.
  *
+ * What the jobs use of the array.  A job drives the array's parts
+ * itself: the member table (fail, replace), the stripe cache (a row
+ * rebuilt or scrubbed under the row locks requests take), md (the
+ * states it records) and the row record (the rows a re-add or a resync
+ * goes over): array.h's shared fields, which say why.  Whether a disk
+ * may take a failed role is admission.c's; this file opens the disk,
+ * asks it, and installs what it admitted.
+ *
  * Jobs and the lock (lock.h: first in the order).  Each run of a job has a
  * struct job of its own (rebuild_job, scrub_job: the last of each kind,
  * so that status can show the last scrub's result).  An operator action
@@ -905,7 +913,7 @@ take_member_read (struct jobs *js, int i, const char *name,
       : "the replacement cannot be 'missing'";
     return -1;
   }
-  m = members_open_member (name, a->direct);
+  m = array_open_member (a, name);
   if (m == NULL) {
     snprintf (msg, sizeof msg, "cannot open %.600s (see the nbdkit log)",
               name);
