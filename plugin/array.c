@@ -85,6 +85,12 @@ array_cannot_align (const struct array *a, const struct member *m)
   return msg;
 }
 
+struct member *
+array_open_member (const struct array *a, const char *name)
+{
+  return members_open_member (name, a->direct);
+}
+
 static uint64_t
 smallest_member (const struct array *a, int *which)
 {
@@ -463,6 +469,12 @@ counted (struct array *a, enum array_count kind, uint64_t count, int r)
 {
   io_count_add (&a->io[kind], count, r == -1 && errno != ENOTSUP);
   return r;
+}
+
+const struct io_count *
+array_counts (const struct array *a)
+{
+  return a->io;
 }
 
 /* Every request works in a reader section (members.c) for the rest of

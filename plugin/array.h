@@ -28,17 +28,56 @@ enum array_count {
   ARRAY_COUNTS,
 };
 
+/* The array.  Its fields come in two groups.
+ *
+ * Shared: the layers above array.c (admission.c, jobs.c, control.c,
+ * readd_auto.c, raid.c) read these directly, because they drive the
+ * components the fields hold themselves, each under that component's
+ * own rules (its header says them); a getter per field would add a name
+ * and hide nothing.
+ *
+ *   g         the geometry, fixed at array_open and never written after
+ *             (no lock): the row count and the chunk (a job's windows,
+ *             rate and progress, status's bytes, what a disk must hold
+ *             to be admitted), the size (raid.c), the level (messages).
+ *   ms        the member table: jobs.c fails members and installs
+ *             replacements, under the jobs' lock (members_replace), and
+ *             every reader (admission.c, status, readd_auto.c's watcher)
+ *             takes members in a reader section (members.h).
+ *   cache     the stripe cache: the rebuild and the scrub go over rows
+ *             through it (stripe_rebuild_rows, stripe_scrub_row), under
+ *             the row locks client requests take, so that no request
+ *             sees a row a job has half done.
+ *   md        md's metadata, NULL in raw mode (the md_array_* functions
+ *             the layers above call take NULL): jobs.c records what the
+ *             jobs change (a member failed, installed, rebuilt to a row;
+ *             a resync done), admission.c asks it about an offered disk,
+ *             status shows its bitmap.
+ *   rows      the row record (row_record.h): a re-add asks which rows its
+ *             member missed, the resync which rows it owes, status what
+ *             the record in memory holds.
+ *   readonly  fixed at array_open: the operator's actions that would
+ *             write (fail, replace, re-add, scrub repair, readd=auto) are
+ *             refused before they start; raid.c tells nbdkit.
+ *
+ * Private: how array.c serves requests.  No other file reads them;
+ * what others need of them is an array.h function (array_open_member,
+ * array_counts).
+ */
 struct array {
+  /* Shared (see above). */
   struct geometry g;
   struct members ms;            /* the member table; see members.c */
   struct stripe_cache *cache;
-  enum member_direct direct;
-  bool readonly;                /* nothing is written to any member */
-  _Atomic bool can_punch, can_zero_range;  /* cleared on the first
-                                              EOPNOTSUPP */
   struct md_array *md;          /* NULL in raw mode; see md_array.c */
   struct row_record *rows;      /* the rows members may differ on:
                                    row_record.c */
+  bool readonly;                /* nothing is written to any member */
+
+  /* Private to array.c. */
+  enum member_direct direct;    /* direct=: how members are opened */
+  _Atomic bool can_punch, can_zero_range;  /* cleared on the first
+                                              EOPNOTSUPP */
   struct io_count io[ARRAY_COUNTS];     /* member.h; by array_count */
   pthread_mutex_t bounce_lock;  /* guards bounce_free */
   uint8_t *bounce_free;         /* array.c's free bounce buffers, each
@@ -84,5 +123,13 @@ bool array_settle (struct array *a);
 
 /* NULL if the array can serve m's alignment (member.h), else why not. */
 const char *array_cannot_align (const struct array *a, const struct member *m);
+/* name opened as the array opens its members (direct=): a disk offered
+ * for a role (jobs.c).  NULL after nbdkit_error.
+ */
+struct member *array_open_member (const struct array *a, const char *name);
+/* The clients' requests so far, ARRAY_COUNTS of them by array_count
+ * (status); only array.c writes them.
+ */
+const struct io_count *array_counts (const struct array *a);
 
 #endif /* RAID_ARRAY_H */

@@ -333,6 +333,108 @@ print_finish (FILE *f, uint64_t remaining, uint64_t moved, double elapsed)
     fprintf (f, ",\"finish_s\":null");
 }
 
+/* The array, and its members as the snapshot st has them.  total: the
+ * bytes of a member's data area.
+ */
+static void
+print_members (struct array *a, const struct jobs_status *st,
+               uint64_t total, FILE *f)
+{
+  int failed = 0;
+  bool degraded = false;
+
+  for (int i = 0; i < st->nmembers; i++) {
+    failed += st->member[i].state == MEMBER_FAILED;
+    degraded |= st->member[i].state != MEMBER_IN_SYNC;
+  }
+  fprintf (f, "{\"level\":%d,\"layout\":\"%s\",\"chunk\":%" PRIu64
+           ",\"size\":%" PRIu64 ",\"degraded\":%s,\"failed\":%d,\"members\":[",
+           a->g.level, geometry_layout_name (a->g.layout), a->g.chunk,
+           a->g.array_size, degraded ? "true" : "false", failed);
+  for (int i = 0; i < st->nmembers; i++) {
+    enum member_state s = st->member[i].state;
+    uint64_t rec = s == MEMBER_IN_SYNC ? total
+      : s == MEMBER_FAILED ? 0
+      : st->member[i].recovery_stripe * a->g.chunk;
+
+    fprintf (f, "%s{\"index\":%d,\"name\":", i ? "," : "", i);
+    json_string (f, st->member[i].m->name);
+    fprintf (f, ",\"state\":\"%s\",\"recovery_offset\":%" PRIu64,
+             state_name (s), rec);
+    print_member_repair (a, st, i, f);
+    print_io (f, st->member[i].m->io, member_count_names, MEMBER_COUNTS);
+    fprintf (f, "}");
+  }
+  fprintf (f, "]");
+}
+
+/* "rebuild": the running rebuild or re-add (total as print_members). */
+static void
+print_rebuild (struct array *a, const struct jobs_status *st,
+               uint64_t total, FILE *f)
+{
+  bool rebuilding = st->rebuild_running && st->rebuild_member >= 0;
+  double elapsed = rebuilding ? (st->now - st->rebuild_member_start) / 1e9
+    : 0;
+  uint64_t done = 0;
+  uint64_t written = 0;         /* by this run of the job: for the rate */
+  uint64_t remaining = 0;
+
+  if (rebuilding) {
+    done = st->member[st->rebuild_member].recovery_stripe * a->g.chunk;
+    /* A re-add jumps over clean rows: its rate is what it wrote. */
+    written = st->rebuild_readd ? st->member[st->rebuild_member].resynced
+      : done - st->rebuild_first_row * a->g.chunk;
+    /* The job goes on to the next member to rebuild when this one is
+     * done: what is left is what every one of them still lacks.
+     */
+    for (int i = 0; i < st->nmembers; i++)
+      if (st->member[i].state == MEMBER_REBUILDING)
+        remaining += st->member[i].owed_rows * a->g.chunk;
+  }
+  fprintf (f, ",\"rebuild\":{\"running\":%s,\"readd\":%s,"
+           "\"member\":%d,\"done\":%" PRIu64
+           ",\"total\":%" PRIu64 ",\"mb_per_s\":%.1f,\"bytes_per_s\":%.0f,"
+           "\"remaining\":%" PRIu64, st->rebuild_running ? "true" : "false",
+           st->rebuild_running && st->rebuild_readd ? "true" : "false",
+           rebuilding ? st->rebuild_member : -1, done, total,
+           elapsed > 0 ? written / elapsed / 1e6 : 0.0,
+           elapsed > 0 ? written / elapsed : 0.0, remaining);
+  print_finish (f, remaining, written, elapsed);
+  fprintf (f, "}");
+}
+
+/* "scrub": the running scrub or resync, or the last one's result (total
+ * as print_members, for an array that was never scrubbed).
+ */
+static void
+print_scrub (struct array *a, const struct jobs_status *st, uint64_t total,
+             FILE *f)
+{
+  uint64_t done = st->scrub_rows_done * a->g.chunk;
+  double elapsed = st->scrub_running ? (st->now - st->scrub_start) / 1e9 : 0;
+  uint64_t remaining;
+
+  total = st->scrubbed ? st->scrub_rows_total * a->g.chunk : total;
+  remaining = st->scrub_running && total > done ? total - done : 0;
+  fprintf (f, ",\"scrub\":{\"running\":%s,\"repair\":%s,\"resync\":%s,"
+           "\"done\":%" PRIu64 ",\"total\":%" PRIu64 ",\"mb_per_s\":%.1f,"
+           "\"bytes_per_s\":%.0f,\"remaining\":%" PRIu64,
+           st->scrub_running ? "true" : "false",
+           st->scrub_repair ? "true" : "false",
+           st->scrub_resync ? "true" : "false", done, total,
+           elapsed > 0 ? done / elapsed / 1e6 : 0.0,
+           elapsed > 0 ? done / elapsed : 0.0, remaining);
+  print_finish (f, remaining, done, elapsed);
+  fprintf (f, ",\"mismatch_cnt\":%" PRIu64 ",\"finished\":%s,"
+           "\"bad_data\":[", st->scrub_mismatch_cnt,
+           st->scrub_finished ? "true" : "false");
+  for (size_t k = 0; k < st->scrub_nbad; k++)
+    fprintf (f, "%s{\"stripe\":%" PRIu64 ",\"member\":%d}", k ? "," : "",
+             st->scrub_bad[k].stripe, st->scrub_bad[k].member);
+  fprintf (f, "]}");
+}
+
 /* status: one JSON object.  The jobs and the member states come from one
  * snapshot (jobs_status), taken in a reader section that stays open while
  * the members' names are printed.
@@ -342,84 +444,14 @@ status_json (struct array *a, struct jobs *js, FILE *f)
 {
   MEMBERS_READ_FOR_CURRENT_SCOPE (&a->ms);
   struct jobs_status st;
-  uint64_t done = 0, total = a->g.stripes * a->g.chunk;
-  int failed = 0;
-  bool degraded = false;
+  uint64_t total = a->g.stripes * a->g.chunk;
 
   jobs_status (js, &st);
-  for (int i = 0; i < st.nmembers; i++) {
-    failed += st.member[i].state == MEMBER_FAILED;
-    degraded |= st.member[i].state != MEMBER_IN_SYNC;
-  }
-  fprintf (f, "{\"level\":%d,\"layout\":\"%s\",\"chunk\":%" PRIu64
-           ",\"size\":%" PRIu64 ",\"degraded\":%s,\"failed\":%d,\"members\":[",
-           a->g.level, geometry_layout_name (a->g.layout), a->g.chunk,
-           a->g.array_size, degraded ? "true" : "false", failed);
-  for (int i = 0; i < st.nmembers; i++) {
-    enum member_state s = st.member[i].state;
-    uint64_t rec = s == MEMBER_IN_SYNC ? total
-      : s == MEMBER_FAILED ? 0
-      : st.member[i].recovery_stripe * a->g.chunk;
-
-    fprintf (f, "%s{\"index\":%d,\"name\":", i ? "," : "", i);
-    json_string (f, st.member[i].m->name);
-    fprintf (f, ",\"state\":\"%s\",\"recovery_offset\":%" PRIu64,
-             state_name (s), rec);
-    print_member_repair (a, &st, i, f);
-    print_io (f, st.member[i].m->io, member_count_names, MEMBER_COUNTS);
-    fprintf (f, "}");
-  }
-
-  bool rebuilding = st.rebuild_running && st.rebuild_member >= 0;
-  double elapsed = rebuilding ? (st.now - st.rebuild_member_start) / 1e9 : 0;
-  uint64_t written = 0;         /* by this run of the job: for the rate */
-  uint64_t remaining = 0;
-
-  if (rebuilding) {
-    done = st.member[st.rebuild_member].recovery_stripe * a->g.chunk;
-    /* A re-add jumps over clean rows: its rate is what it wrote. */
-    written = st.rebuild_readd ? st.member[st.rebuild_member].resynced
-      : done - st.rebuild_first_row * a->g.chunk;
-    /* The job goes on to the next member to rebuild when this one is
-     * done: what is left is what every one of them still lacks.
-     */
-    for (int i = 0; i < st.nmembers; i++)
-      if (st.member[i].state == MEMBER_REBUILDING)
-        remaining += st.member[i].owed_rows * a->g.chunk;
-  }
-  fprintf (f, "],\"rebuild\":{\"running\":%s,\"readd\":%s,"
-           "\"member\":%d,\"done\":%" PRIu64
-           ",\"total\":%" PRIu64 ",\"mb_per_s\":%.1f,\"bytes_per_s\":%.0f,"
-           "\"remaining\":%" PRIu64, st.rebuild_running ? "true" : "false",
-           st.rebuild_running && st.rebuild_readd ? "true" : "false",
-           rebuilding ? st.rebuild_member : -1, done, total,
-           elapsed > 0 ? written / elapsed / 1e6 : 0.0,
-           elapsed > 0 ? written / elapsed : 0.0, remaining);
-  print_finish (f, remaining, written, elapsed);
-  fprintf (f, "}");
-
-  done = st.scrub_rows_done * a->g.chunk;
-  total = st.scrubbed ? st.scrub_rows_total * a->g.chunk : total;
-  elapsed = st.scrub_running ? (st.now - st.scrub_start) / 1e9 : 0;
-  remaining = st.scrub_running && total > done ? total - done : 0;
-  fprintf (f, ",\"scrub\":{\"running\":%s,\"repair\":%s,\"resync\":%s,"
-           "\"done\":%" PRIu64 ",\"total\":%" PRIu64 ",\"mb_per_s\":%.1f,"
-           "\"bytes_per_s\":%.0f,\"remaining\":%" PRIu64,
-           st.scrub_running ? "true" : "false",
-           st.scrub_repair ? "true" : "false",
-           st.scrub_resync ? "true" : "false", done, total,
-           elapsed > 0 ? done / elapsed / 1e6 : 0.0,
-           elapsed > 0 ? done / elapsed : 0.0, remaining);
-  print_finish (f, remaining, done, elapsed);
-  fprintf (f, ",\"mismatch_cnt\":%" PRIu64 ",\"finished\":%s,"
-           "\"bad_data\":[", st.scrub_mismatch_cnt,
-           st.scrub_finished ? "true" : "false");
-  for (size_t k = 0; k < st.scrub_nbad; k++)
-    fprintf (f, "%s{\"stripe\":%" PRIu64 ",\"member\":%d}", k ? "," : "",
-             st.scrub_bad[k].stripe, st.scrub_bad[k].member);
-  fprintf (f, "]}");
+  print_members (a, &st, total, f);
+  print_rebuild (a, &st, total, f);
+  print_scrub (a, &st, total, f);
   print_bitmap (a, f);
-  print_io (f, a->io, array_count_names, ARRAY_COUNTS);
+  print_io (f, array_counts (a), array_count_names, ARRAY_COUNTS);
   fprintf (f, "}\n");
 }
 

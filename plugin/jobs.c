@@ -20,17 +20,18 @@
  *            restarted nbdkit resumes the rebuild there (jobs_after_fork).
  *   re-add   the same job, for a member whose readd flag is set: the
  *            failed member's own disk, opened again by its name
- *            (jobs_readd_member; readd_same_disk said it is that disk
- *            and what records the rows it missed covers it: the row
+ *            (jobs_readd_member; admission.c said it is that disk, that
+ *            what records the rows it missed covers it: the row
  *            record's (row_record.c: md's bitmap, or in an array
- *            without one the record in memory); takes_writes said it
- *            is back).  Only the rows under set bits (marks) are rebuilt;
- *            the job jumps over the others, moving recovery_stripe past
- *            them without a row lock: the mark was set before any write
- *            the disk missed went out and none is cleared while a member
- *            is not in sync, so a row whose mark is clear now was not
- *            written while it was out, and a write that starts on it later goes to the member
- *            too (writes go to every row of a rebuilding member).  A
+ *            without one the record in memory), and that it takes
+ *            writes again).  Only the rows under set bits (marks) are
+ *            rebuilt; the job jumps over the others, moving
+ *            recovery_stripe past them without a row lock: the mark was
+ *            set before any write the disk missed went out and none is
+ *            cleared while a member is not in sync, so a row whose mark
+ *            is clear now was not written while it was out, and a write
+ *            that starts on it later goes to the member too (writes go
+ *            to every row of a rebuilding member).  A
  *            request on a row the job jumps over meanwhile keeps to the
  *            view of the members it read with (stripe_internal.h's
  *            lost_set): it reconstructs what it did not read.
@@ -48,6 +49,14 @@
  * negative), and the wait for it is on wake, which every stop request
  * broadcasts.  A job stops early when asked (scrub stop, unload) or when
  * the array can no longer serve.
+ *
+ * What the jobs use of the array.  A job drives the array's parts
+ * itself: the member table (fail, replace), the stripe cache (a row
+ * rebuilt or scrubbed under the row locks requests take), md (the
+ * states it records) and the row record (the rows a re-add or a resync
+ * goes over): array.h's shared fields, which say why.  Whether a disk
+ * may take a failed role is admission.c's; this file opens the disk,
+ * asks it, and installs what it admitted.
  *
  * Jobs and the lock (lock.h: first in the order).  Each run of a job has a
  * struct job of its own (rebuild_job, scrub_job: the last of each kind,
@@ -69,7 +78,6 @@
 
 #include <config.h>
 
-#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -81,6 +89,7 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
+#include "admission.h"
 #include "array.h"
 #include "jobs.h"
 #include "lock.h"
@@ -92,7 +101,6 @@
 
 enum job_kind { JOB_REBUILD, JOB_SCRUB };
 
-#define PROBE_BYTES 4096        /* takes_writes: MEMBER_MAX_ALIGN */
 #define WINDOW_BYTES (4 * 1024 * 1024)  /* a rebuild window, per member */
 /* At most 32 rows: each is a head lock held for the whole window, and
  * ThreadSanitizer's deadlock detector tracks no more than 64 locks held
@@ -102,12 +110,6 @@ enum job_kind { JOB_REBUILD, JOB_SCRUB };
  */
 #define WINDOW_ROWS_MAX 32
 #define WINDOW_PER_S 20         /* windows a second at least, throttled */
-
-/* How a new member takes a failed role: a replacement (refused over a
- * disk that carries something, unless forced), or the role's own disk
- * re-added.
- */
-enum take { TAKE_REPLACEMENT, TAKE_FORCED, TAKE_READD };
 
 /* One run of a job.  The parameters are filled in under the lock while
  * no job runs, before the thread starts, and nothing changes them while
@@ -834,162 +836,6 @@ jobs_fail_member (struct jobs *js, int i, bool force, char **why)
   return 0;
 }
 
-/* The rebuild would overwrite whatever m holds: refuse another array's
- * disk, a partitioned disk, a filesystem (message in msg).
- */
-static int
-foreign (struct array *a, struct member *m, const char *name, char *msg,
-         size_t len)
-{
-  char what[256];
-
-  switch (md_array_foreign (a->md, m, what, sizeof what)) {
-  case 0:
-    return 0;
-  case 1:
-    snprintf (msg, len, "%s carries %s: refusing to overwrite it (replace "
-              "N PATH force does)", name, what);
-    return 1;
-  default:
-    snprintf (msg, len, "cannot read %s: %s", name, strerror (errno));
-    return -1;
-  }
-}
-
-/* The row from which failed member m holds nothing, as far as this
- * process saw (an md re-add takes its superblock's recovery offset,
- * which may lag): a member that failed while it was rebuilt holds
- * nothing from its recovery row on; one that failed during a re-add,
- * nothing from the row its own re-add had to rebuild whole from either
- * (whichever is further: below it the marks cover what it missed).
- * UINT64_MAX: it was in sync.
- */
-static uint64_t
-failed_whole_from (const struct member *m)
-{
-  const char *why;
-  int64_t when;
-  uint64_t at, whole;
-
-  if (!member_failure (m, &why, &when))
-    return UINT64_MAX;
-  at = m->failed_at_row;
-  if (at == UINT64_MAX)
-    return UINT64_MAX;
-  whole = m->readd ? m->readd_whole_from : at;
-  return at > whole ? at : whole;
-}
-
-/* Whether m, role i's failed disk opened again, is that disk as it was
- * when it failed, as far as what records the rows it missed can vouch
- * for it: md's superblock and its event count (md_array_readd_check), or
- * in a raw array what its backend can prove (member_vouch: the same
- * file; the same server instance, still connected).  Sets m's
- * readd_whole_from.  In a reader section: role i's failed member is
- * still open.  0, or -1 with why.
- */
-static int
-readd_same_disk (struct array *a, int i, struct member *m, char *why,
-                 size_t len)
-{
-  struct member *old = members_at (&a->ms, i);
-  const char *reason;
-  int64_t when;
-
-  if (a->md)
-    return md_array_readd_check (a->md, i, m, row_record_missed_floor (a->rows),
-                                 &m->readd_whole_from, why, len);
-  if (!member_failure (old, &reason, &when)) {
-    snprintf (why, len, "its failure is still being recorded: try again");
-    return -1;
-  }
-  if (member_vouch (old, m, why, len) == -1)
-    return -1;
-  m->readd_whole_from = failed_whole_from (old);
-  return 0;
-}
-
-/* A disk that answers reads but not writes has not come back: the
- * re-add's first write would fail it again (and readd=auto would then
- * leave it out for good).  Its first 4 KiB (the padding before md
- * v1.2's superblock, v1.1's superblock itself, v1.0's data), written
- * back exactly as read, ask before anything changes; nobody else writes
- * the disk, which is in no role.  0, or -1
- * with why.
- */
-static int
-takes_writes (struct member *m, char *why, size_t len)
-{
-  void *buf = aligned_alloc (PROBE_BYTES, PROBE_BYTES);
-  struct member_io read = { .member = m, .op = MEMBER_READ, .buf = buf,
-                            .len = PROBE_BYTES, .offset = 0 };
-  struct member_io write = read, flush = { .member = m, .op = MEMBER_FLUSH };
-  int r = -1;
-
-  write.op = MEMBER_WRITE;
-  if (buf == NULL)
-    snprintf (why, len, "out of memory");
-  else if (member_io_run (&read, 1) == -1)
-    snprintf (why, len, "it does not answer reads: %s", strerror (errno));
-  else if (member_io_run (&write, 1) == -1 || member_io_run (&flush, 1) == -1)
-    snprintf (why, len, "it does not take writes: writing back what it "
-              "holds at offset 0 failed: %s", strerror (errno));
-  else
-    r = 0;
-  free (buf);
-  return r;
-}
-
-/* Whether m can take role i: big enough, aligned, not a disk the array
- * has already; a replacement not another array's or format's (unless
- * forced), a re-added member role i's own disk, as the bitmap can vouch
- * for (md_array_readd_check).  0, or -1 with why in msg.
- */
-static int
-check_replacement (struct array *a, int i, struct member *m,
-                   const char *name, enum take how, char *msg, size_t len)
-{
-  uint64_t need = a->g.data_offset + a->g.stripes * a->g.chunk;
-
-  const char *small;
-
-  if (m->size < need) {
-    snprintf (msg, len, "%s is too small: %" PRIu64 " bytes, the array "
-              "needs %" PRIu64, name, m->size, need);
-    return -1;
-  }
-  if ((small = md_array_cannot_hold (a->md, m)) != NULL) {
-    snprintf (msg, len, "%s %s", name, small);
-    return -1;
-  }
-  if (array_cannot_align (a, m)) {
-    snprintf (msg, len, "%s: %s", name, array_cannot_align (a, m));
-    return -1;
-  }
-  for (int j = 0; j < a->ms.n; j++)
-    if (j != i && member_same (m, members_at (&a->ms, j))) {
-      snprintf (msg, len, "%s is already member %d", name, j);
-      return -1;
-    }
-  if (how == TAKE_READD) {
-    char why[384];
-
-    if (readd_same_disk (a, i, m, why, sizeof why) == -1) {
-      snprintf (msg, len, "%s: %s; 'replace %d %s' rebuilds it whole", name,
-                why, i, name);
-      return -1;
-    }
-    if (takes_writes (m, why, sizeof why) == -1) {
-      snprintf (msg, len, "%s: %s; re-add it once it takes writes again",
-                name, why);
-      return -1;
-    }
-  }
-  else if (how == TAKE_REPLACEMENT && foreign (a, m, name, msg, len) != 0)
-    return -1;
-  return 0;
-}
-
 /* Decide, then change: everything that can refuse the replacement, the
  * rebuild's thread included, comes before it is installed.  A re-add was
  * checked against the failed member with serial `was` (0: a replacement,
@@ -1035,8 +881,8 @@ install_replacement (struct jobs *js, int i, struct member *m, uint64_t was,
  * members the new one is checked against stay open while it looks.
  */
 static int
-take_member_read (struct jobs *js, int i, const char *name, enum take how,
-                  char **why)
+take_member_read (struct jobs *js, int i, const char *name,
+                  enum admission_kind how, char **why)
 {
   static __thread char msg[768];        /* control clients run in parallel */
   struct array *a = js->a;
@@ -1060,21 +906,21 @@ take_member_read (struct jobs *js, int i, const char *name, enum take how,
     *why = "too many members have failed for the array to be rebuilt";
     return -1;
   }
-  was = how == TAKE_READD ? members_at (&a->ms, i)->serial : 0;
+  was = how == ADMISSION_READD ? members_at (&a->ms, i)->serial : 0;
   if (strcmp (name, "missing") == 0) {
-    *why = how == TAKE_READD ? "the member was 'missing' from the start: "
-      "there is no disk to re-add ('replace N PATH' gives it one)"
+    *why = how == ADMISSION_READD ? "the member was 'missing' from the "
+      "start: there is no disk to re-add ('replace N PATH' gives it one)"
       : "the replacement cannot be 'missing'";
     return -1;
   }
-  m = members_open_member (name, a->direct);
+  m = array_open_member (a, name);
   if (m == NULL) {
     snprintf (msg, sizeof msg, "cannot open %.600s (see the nbdkit log)",
               name);
     *why = msg;
     return -1;
   }
-  if (check_replacement (a, i, m, name, how, msg, sizeof msg) == -1) {
+  if (admission_check (a, i, m, name, how, msg, sizeof msg) == -1) {
     *why = msg;
     member_close (m);
     return -1;
@@ -1092,8 +938,8 @@ take_member_read (struct jobs *js, int i, const char *name, enum take how,
  * member may be closed once out of the reader section.
  */
 static int
-take_member (struct jobs *js, int i, const char *name, enum take how,
-             char **why)
+take_member (struct jobs *js, int i, const char *name,
+             enum admission_kind how, char **why)
 {
   static __thread char old_name[4096];
   struct members *ms = &js->a->ms;
@@ -1125,14 +971,14 @@ int
 jobs_replace_member (struct jobs *js, int i, const char *name, bool force,
                      char **why)
 {
-  return take_member (js, i, name, force ? TAKE_FORCED : TAKE_REPLACEMENT,
-                      why);
+  return take_member (js, i, name,
+                      force ? ADMISSION_FORCED : ADMISSION_REPLACEMENT, why);
 }
 
 int
 jobs_readd_member (struct jobs *js, int i, char **why)
 {
-  return take_member (js, i, NULL, TAKE_READD, why);
+  return take_member (js, i, NULL, ADMISSION_READD, why);
 }
 
 /* Start a scrub.  Everything is checked under the lock before anything
@@ -1287,7 +1133,7 @@ owed_rows (struct array *a, const struct member *m, enum member_state st)
   case MEMBER_IN_SYNC:
     return 0;
   case MEMBER_FAILED:
-    return readd_owed_rows (a, failed_whole_from (m), 0);
+    return readd_owed_rows (a, admission_failed_whole_from (m), 0);
   default:
     if (m->readd)
       return readd_owed_rows (a, m->readd_whole_from, from);

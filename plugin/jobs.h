@@ -36,8 +36,8 @@ int jobs_after_fork (struct jobs *js);
 /* Each returns 0, or -1 with a message in *why (static storage of the
  * calling thread).  fail: force fails a member even if fewer members would
  * be in sync than the level needs (another is rebuilding).  replace: force
- * takes even a disk that carries another array or format (see
- * md_array_foreign).
+ * takes even a disk that carries another array or format (admission.c
+ * says which disks a role takes).
  */
 int jobs_fail_member (struct jobs *js, int i, bool force, char **why);
 int jobs_replace_member (struct jobs *js, int i, const char *name,

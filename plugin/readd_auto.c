@@ -17,8 +17,10 @@
  *   - a member the operator failed (`fail N`): they meant it;
  *   - a role that was `missing` from the start: there is no disk to ask;
  *   - a member this watcher re-added that failed again before it was in
- *     sync: the issue's rule, "a member that fails again during its
- *     re-add stays failed"; the operator decides (re-add or replace);
+ *     sync: it stays failed.  A disk that fails before it has caught up
+ *     is more than unreachable for a moment, and taking it back by itself
+ *     each time would keep the array degraded through one partial re-add
+ *     after another; the operator decides (re-add or replace);
  *   - before the role's back-off has passed: after each try (refused, or
  *     re-added and then failed again) the wait doubles, from BACKOFF_MIN
  *     to BACKOFF_MAX, so a flapping member costs at most one attempt a

@@ -29,6 +29,7 @@ LAYERS = [
     ["stripe_recover", "md_array", "md_admit", "md_create"],
     ["stripe_write", "stripe_scrub", "row_record", "md_assemble"],
     ["array"],
+    ["admission"],
     ["jobs"],
     ["control", "readd_auto"],
     ["raid"],

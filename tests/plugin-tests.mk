@@ -339,7 +339,7 @@ test_cmdline_SOURCES = test_cmdline.c ../plugin/nbdkit_cmdline.c
 test_cmdline_LDADD = $(CHECK_LIBS)
 endif
 
-# Rebuild and scrub jobs, the control socket (issue 11): the throttle's
+# Rebuild and scrub jobs, the control socket: the throttle's
 # delay as a pure function, and nbdkit stopping at once during a
 # throttled rebuild although the plugin's clock jumps (clock-skew.c, an
 # LD_PRELOAD shim).
