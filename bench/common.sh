@@ -16,7 +16,7 @@
 # --smoke: the script runs whole at toy sizes (1 s fio jobs without ramp,
 # 32M members unless SMOKE_MEMBER_SIZE says, one round), so that make
 # check runs every benchmark and a script that no longer works fails a
-# test (tests/bench-smoke.sh); its figures mean nothing.
+# test (tests/lib/bench-smoke.sh); its figures mean nothing.
 
 bench_setup () {
   bench_name=$1; shift

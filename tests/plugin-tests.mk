@@ -6,7 +6,7 @@
 if HAVE_CHECK
 check_PROGRAMS += test_geometry
 TESTS += test_geometry
-test_geometry_SOURCES = test_geometry.c check_run.h ../plugin/geometry.c
+test_geometry_SOURCES = test_geometry.c lib/check_run.h ../plugin/geometry.c
 test_geometry_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
 
@@ -18,7 +18,7 @@ if HAVE_CHECK
 if ENABLE_PLUGIN
 check_PROGRAMS += test_member_nbd
 TESTS += test_member_nbd
-test_member_nbd_SOURCES = test_member_nbd.c check_run.h ../plugin/member_nbd.c \
+test_member_nbd_SOURCES = test_member_nbd.c lib/check_run.h ../plugin/member_nbd.c \
 	../plugin/member_nbd_connect.c ../plugin/member_nbd_internal.h \
 	../plugin/member.c ../plugin/members.c
 test_member_nbd_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS) $(LIBNBD_CFLAGS)
@@ -42,7 +42,7 @@ EXTRA_DIST += test-member-nbd-tsan.sh
 # VALGRIND_TESTS, with the Check programs, are the ones make check-valgrind
 # runs: one or two per path by which the plugin's bytes reach a member, a
 # client or the control socket (tests/Makefile.am says why not all).
-EXTRA_DIST += raidcheck.py faults.py workload.py mdsb.py
+EXTRA_DIST += lib/raidcheck.py lib/faults.py lib/workload.py lib/mdsb.py
 TESTS += test-raid-dump-plugin.sh
 EXTRA_DIST += test-raid-dump-plugin.sh
 TESTS += test-raid-parity-impls.py
@@ -69,7 +69,7 @@ EXTRA_DIST += test-raid-flush-enotsup.sh
 
 # Failure tests (issue 5): degraded reads and writes, members failing
 # under load, rebuild, scrub and the control socket.
-EXTRA_DIST += fail_degraded.py
+EXTRA_DIST += lib/fail_degraded.py
 TESTS += test-raid-fail-degraded-r5.py
 EXTRA_DIST += test-raid-fail-degraded-r5.py
 TESTS += test-raid-fail-degraded-r6.py
@@ -77,7 +77,7 @@ EXTRA_DIST += test-raid-fail-degraded-r6.py
 TESTS += test-raid-fail-burst.py
 TSAN_TESTS += test-raid-fail-burst.py
 EXTRA_DIST += test-raid-fail-burst.py
-EXTRA_DIST += fail_control.py
+EXTRA_DIST += lib/fail_control.py
 TESTS += test-raid-fail-control-status.py
 TSAN_TESTS += test-raid-fail-control-status.py
 EXTRA_DIST += test-raid-fail-control-status.py
@@ -107,7 +107,7 @@ TESTS += test-raid-service-stop.py
 EXTRA_DIST += test-raid-service-stop.py
 TESTS += test-raid-fail-scrub.py
 EXTRA_DIST += test-raid-fail-scrub.py
-EXTRA_DIST += fail_rebuild.py
+EXTRA_DIST += lib/fail_rebuild.py
 TESTS += test-raid-fail-rebuild-second.py
 TSAN_TESTS += test-raid-fail-rebuild-second.py
 EXTRA_DIST += test-raid-fail-rebuild-second.py
@@ -122,7 +122,7 @@ TESTS += test-raid-remote-shadow.py
 VALGRIND_TESTS += test-raid-remote-shadow.py
 TSAN_TESTS += test-raid-remote-shadow.py
 EXTRA_DIST += test-raid-remote-shadow.py
-EXTRA_DIST += remote_eio.py
+EXTRA_DIST += lib/remote_eio.py
 TESTS += test-raid-remote-eio-reads.py
 TSAN_TESTS += test-raid-remote-eio-reads.py
 EXTRA_DIST += test-raid-remote-eio-reads.py
@@ -134,7 +134,7 @@ TESTS += test-raid-remote-kill.py
 VALGRIND_TESTS += test-raid-remote-kill.py
 TSAN_TESTS += test-raid-remote-kill.py
 EXTRA_DIST += test-raid-remote-kill.py
-EXTRA_DIST += remote_hang.py
+EXTRA_DIST += lib/remote_hang.py
 TESTS += test-raid-remote-slow.py
 TSAN_TESTS += test-raid-remote-slow.py
 EXTRA_DIST += test-raid-remote-slow.py
@@ -143,7 +143,7 @@ TSAN_TESTS += test-raid-remote-hang.py
 EXTRA_DIST += test-raid-remote-hang.py
 # remote_restart.py: a member's server restarted over the same disk or
 # another, for each of these.
-EXTRA_DIST += remote_restart.py
+EXTRA_DIST += lib/remote_restart.py
 TESTS += test-raid-remote-restart.py
 TSAN_TESTS += test-raid-remote-restart.py
 EXTRA_DIST += test-raid-remote-restart.py
@@ -178,7 +178,7 @@ VALGRIND_TESTS += test-raid-fail-random.py
 TSAN_TESTS += test-raid-fail-random.py
 EXTRA_DIST += test-raid-fail-random.py
 # The randomized test's module, and the seeds that ever failed, replayed.
-EXTRA_DIST += raidfail_random.py random-seeds.regress
+EXTRA_DIST += lib/raidfail_random.py lib/random-seeds.regress
 TESTS += test-raid-fail-random-regress.py
 EXTRA_DIST += test-raid-fail-random-regress.py
 
@@ -188,7 +188,7 @@ EXTRA_DIST += test-raid-fail-random-regress.py
 if HAVE_CHECK
 check_PROGRAMS += test_metadata
 TESTS += test_metadata
-test_metadata_SOURCES = test_metadata.c check_run.h ../plugin/md_super.c \
+test_metadata_SOURCES = test_metadata.c lib/check_run.h ../plugin/md_super.c \
 	../plugin/md_bitmap_super.c
 test_metadata_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
@@ -198,7 +198,7 @@ endif
 if HAVE_CHECK
 check_PROGRAMS += test_signature
 TESTS += test_signature
-test_signature_SOURCES = test_signature.c check_run.h ../plugin/signature.c
+test_signature_SOURCES = test_signature.c lib/check_run.h ../plugin/signature.c
 test_signature_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
 
@@ -230,7 +230,7 @@ EXTRA_DIST += vm/test-vm-nbd-client.sh
 # clean/active across clean and unclean shutdowns, resyncs that stop and
 # go on (md-functions.sh and shadow_client.py: their helpers); the
 # write-intent bitmap (md_bitmap.py: what its tests share).
-EXTRA_DIST += md-functions.sh shadow_client.py
+EXTRA_DIST += lib/md-functions.sh lib/shadow_client.py
 TESTS += test-raid-md-create.sh
 VALGRIND_TESTS += test-raid-md-create.sh
 EXTRA_DIST += test-raid-md-create.sh
@@ -256,7 +256,7 @@ EXTRA_DIST += test-raid-md-resync-resume.sh
 TESTS += test-raid-md-fail-crash.py
 TSAN_TESTS += test-raid-md-fail-crash.py
 EXTRA_DIST += test-raid-md-fail-crash.py
-EXTRA_DIST += md_bitmap.py
+EXTRA_DIST += lib/md_bitmap.py
 TESTS += test-raid-md-bitmap-create.py
 TSAN_TESTS += test-raid-md-bitmap-create.py
 EXTRA_DIST += test-raid-md-bitmap-create.py
@@ -350,12 +350,12 @@ test_rebuild_SOURCES = test_rebuild.c
 test_rebuild_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
 check_LTLIBRARIES = libclockskew.la liballocfail.la
-libclockskew_la_SOURCES = clock-skew.c
+libclockskew_la_SOURCES = lib/clock-skew.c
 libclockskew_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
 libclockskew_la_LIBADD = -ldl
 # A shortage of memory is no member failure: the plugin's aligned_alloc
 # failing on demand (alloc-fail.c, an LD_PRELOAD shim).
-liballocfail_la_SOURCES = alloc-fail.c
+liballocfail_la_SOURCES = lib/alloc-fail.c
 liballocfail_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
 liballocfail_la_LIBADD = -ldl
 TESTS += test-raid-read-nomem.sh
@@ -392,15 +392,15 @@ EXTRA_DIST += test-raid-ctl-replace-fds.py
 
 # MEMBER_MEM_SOURCES: in-memory members, and stubs for the real backends
 # (member_stubs.c says why), for every unit test above the members.
-MEMBER_MEM_SOURCES = member_mem.c member_mem.h member_stubs.c
+MEMBER_MEM_SOURCES = lib/member_mem.c lib/member_mem.h lib/member_stubs.c
 
 # The stripe cache (plugin/stripe_*.c) against in-memory members
 # (member_mem.c, fault injection and counters): random writes, the
 # RMW/RCW choice, reconstruction and rebuild, scrub, members failing
 # mid-write, all checked by a reference computed in the test.
 # STRIPE_TEST_SOURCES: what every stripe cache test links.
-STRIPE_TEST_SOURCES = check_run.h \
-	$(MEMBER_MEM_SOURCES) mem_array.c mem_array.h \
+STRIPE_TEST_SOURCES = lib/check_run.h \
+	$(MEMBER_MEM_SOURCES) lib/mem_array.c lib/mem_array.h \
 	../plugin/stripe_cache.c ../plugin/stripe_recover.c \
 	../plugin/stripe_write.c ../plugin/stripe_scrub.c \
 	../plugin/geometry.c ../plugin/member.c \
@@ -448,7 +448,7 @@ EXTRA_DIST += test-raid-md-claimed-twice.sh
 # file-level graph from the objects' symbols, printed, with no cycle and
 # no edge against the layer order in layering.py.
 TESTS += test-layering.sh
-EXTRA_DIST += test-layering.sh layering.py
+EXTRA_DIST += test-layering.sh lib/layering.py
 
 # md's write-intent bitmap (plugin/md_bitmap.c) as a state machine against
 # in-memory members: marked before the write, lazy clearing, nothing
@@ -456,7 +456,7 @@ EXTRA_DIST += test-layering.sh layering.py
 if HAVE_CHECK
 check_PROGRAMS += test_md_bitmap
 TESTS += test_md_bitmap
-test_md_bitmap_SOURCES = test_md_bitmap.c check_run.h $(MEMBER_MEM_SOURCES) \
+test_md_bitmap_SOURCES = test_md_bitmap.c lib/check_run.h $(MEMBER_MEM_SOURCES) \
 	../plugin/md_bitmap.c ../plugin/md_bitmap_super.c ../plugin/md_super.c \
 	../plugin/members.c \
 	../plugin/member.c
@@ -471,7 +471,7 @@ endif
 if HAVE_CHECK
 check_PROGRAMS += test_md_array
 TESTS += test_md_array
-test_md_array_SOURCES = test_md_array.c check_run.h $(MEMBER_MEM_SOURCES) \
+test_md_array_SOURCES = test_md_array.c lib/check_run.h $(MEMBER_MEM_SOURCES) \
 	../plugin/md_array.c ../plugin/md_array_internal.h \
 	../plugin/md_assemble.c ../plugin/md_create.c ../plugin/md_admit.c \
 	../plugin/md_identity.c ../plugin/md_bitmap.c ../plugin/md_bitmap_super.c \
@@ -486,7 +486,7 @@ endif
 if HAVE_CHECK
 check_PROGRAMS += test_row_record
 TESTS += test_row_record
-test_row_record_SOURCES = test_row_record.c check_run.h $(MEMBER_MEM_SOURCES) \
+test_row_record_SOURCES = test_row_record.c lib/check_run.h $(MEMBER_MEM_SOURCES) \
 	../plugin/row_record.c ../plugin/missed_rows.c \
 	../plugin/md_array.c ../plugin/md_array_internal.h \
 	../plugin/md_assemble.c ../plugin/md_create.c ../plugin/md_admit.c \
@@ -502,18 +502,18 @@ endif
 if HAVE_CHECK
 check_PROGRAMS += test_members
 TESTS += test_members
-test_members_SOURCES = test_members.c check_run.h $(MEMBER_MEM_SOURCES) \
+test_members_SOURCES = test_members.c lib/check_run.h $(MEMBER_MEM_SOURCES) \
 	../plugin/members.c ../plugin/member.c
 test_members_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
 test_members_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
 
 # Every benchmark script runs at toy sizes (--smoke) to its end, so that
-# one that stopped working fails here (tests/bench-smoke.sh).
+# one that stopped working fails here (tests/lib/bench-smoke.sh).
 TESTS += test-bench-smoke-e2e.sh test-bench-smoke-e2e-degraded.sh \
 	test-bench-smoke-e2e-remote.sh test-bench-smoke-e2e-bitmap.sh \
 	test-bench-smoke-e2e-heal.sh test-bench-smoke-e2e-blockdev.sh
-EXTRA_DIST += bench-smoke.sh test-bench-smoke-e2e.sh \
+EXTRA_DIST += lib/bench-smoke.sh test-bench-smoke-e2e.sh \
 	test-bench-smoke-e2e-blockdev.sh \
 	test-bench-smoke-e2e-degraded.sh test-bench-smoke-e2e-remote.sh \
 	test-bench-smoke-e2e-bitmap.sh test-bench-smoke-e2e-heal.sh
@@ -539,7 +539,7 @@ EXTRA_DIST += test-raid-rebuild-order.py
 if HAVE_CHECK
 check_PROGRAMS += test_missed_rows
 TESTS += test_missed_rows
-test_missed_rows_SOURCES = test_missed_rows.c check_run.h $(MEMBER_MEM_SOURCES) \
+test_missed_rows_SOURCES = test_missed_rows.c lib/check_run.h $(MEMBER_MEM_SOURCES) \
 	../plugin/missed_rows.c ../plugin/members.c ../plugin/member.c
 test_missed_rows_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
 test_missed_rows_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
@@ -550,7 +550,7 @@ endif
 # (readd.py: what the tests share); a different disk, or one the bitmap
 # cannot vouch for, refused with nothing written; a member that fails
 # again during its re-add stays failed.
-EXTRA_DIST += readd.py
+EXTRA_DIST += lib/readd.py
 TESTS += test-raid-ctl-readd.py
 VALGRIND_TESTS += test-raid-ctl-readd.py
 TSAN_TESTS += test-raid-ctl-readd.py
@@ -611,8 +611,8 @@ EXTRA_DIST += test-raid-readd-memory.py
 if HAVE_CHECK
 check_PROGRAMS += test_extents
 TESTS += test_extents
-test_extents_SOURCES = test_extents.c check_run.h $(MEMBER_MEM_SOURCES) \
-	mem_array.c mem_array.h \
+test_extents_SOURCES = test_extents.c lib/check_run.h $(MEMBER_MEM_SOURCES) \
+	lib/mem_array.c lib/mem_array.h \
 	../plugin/extents.c ../plugin/geometry.c ../plugin/members.c \
 	../plugin/member.c
 test_extents_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)

@@ -1,4 +1,4 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# bench/e2e-degraded.sh runs at toy sizes (--smoke) to its end (tests/bench-smoke.sh).
-exec "$(dirname "$0")/bench-smoke.sh" e2e-degraded "rebuild of one"
+# bench/e2e-degraded.sh runs at toy sizes (--smoke) to its end (tests/lib/bench-smoke.sh).
+exec "$(dirname "$0")/lib/bench-smoke.sh" e2e-degraded "rebuild of one"

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # Description: no cycle between the plugin's files, and every call goes
-# down the documented layer order (tests/layering.py reads the objects'
+# down the documented layer order (tests/lib/layering.py reads the objects'
 # symbol tables with nm).
 
-source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
+source "${top_srcdir:-$(dirname "$0")/..}/tests/lib/functions.sh"
 requires nm ar python3
 
 lib="$top_builddir/plugin/.libs/libraid.a"
@@ -16,4 +16,4 @@ for f in "$lib" "$raid" "$parity"; do
         exit 77
     fi
 done
-python3 "$top_srcdir/tests/layering.py" "$lib" "$raid" "$parity"
+python3 "$top_srcdir/tests/lib/layering.py" "$lib" "$raid" "$parity"

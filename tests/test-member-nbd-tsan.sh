@@ -7,7 +7,7 @@
 # any race report fails the test.  Skips without a TSan-capable compiler,
 # Check or libnbd.
 
-source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
+source "${top_srcdir:-$(dirname "$0")/..}/tests/lib/functions.sh"
 requires pkg-config
 cc=${CC:-cc}
 flags=$(pkg-config --cflags --libs check libnbd nbdkit 2>/dev/null) || {
@@ -23,7 +23,7 @@ fi
 
 # shellcheck disable=SC2086
 "$cc" -std=gnu11 -g -O1 -fsanitize=thread -pthread \
-    -I"$top_builddir" -I"$top_srcdir/plugin" \
+    -I"$top_builddir" -I"$top_srcdir/plugin" -I"$top_srcdir/tests/lib" \
     "$top_srcdir/tests/test_member_nbd.c" "$top_srcdir/plugin/member_nbd.c" \
     "$top_srcdir/plugin/member_nbd_connect.c" \
     "$top_srcdir/plugin/member.c" "$top_srcdir/plugin/members.c" $flags \

@@ -4,7 +4,7 @@
 # a message that names the problem (and the key or path at fault), and
 # must leave every member byte for byte as it was.
 
-source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
+source "${top_srcdir:-$(dirname "$0")/..}/tests/lib/functions.sh"
 requires truncate md5sum ln
 
 # Members with content (not just holes), so a stray write would show.

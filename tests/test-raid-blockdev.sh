@@ -17,7 +17,7 @@
 #     and the image equal to the shadow.
 # Skips unless run as root with losetup and loop devices.
 
-source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
+source "${top_srcdir:-$(dirname "$0")/..}/tests/lib/functions.sh"
 requires losetup nbdsh cmp
 requires_python_module nbd
 if [ "$(id -u)" != 0 ] || [ ! -e /dev/loop-control ]; then

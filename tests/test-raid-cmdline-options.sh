@@ -6,7 +6,7 @@
 # installed nbdkit (--short-options, --long-options).  If nbdkit gains an
 # option that takes an argument, the plugin could misread a command line;
 # this test is where that shows.
-source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
+source "${top_srcdir:-$(dirname "$0")/..}/tests/lib/functions.sh"
 
 src=$top_srcdir/plugin/nbdkit_cmdline.c
 grep -oE '^  \{ "[a-z0-9-]+"' "$src" | sed 's/.*"\(.*\)"/--\1/' |

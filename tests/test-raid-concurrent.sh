@@ -11,7 +11,7 @@
 # image, and the independent checker must find every row's parity good
 # and rebuild the same image from the members.
 
-source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
+source "${top_srcdir:-$(dirname "$0")/..}/tests/lib/functions.sh"
 requires nbdsh truncate cmp numfmt
 requires_python_module nbd
 

@@ -11,7 +11,7 @@
 #     that is not UTF-8 (a fake socket's) without printing escapes;
 #   - the socket is mode 0600, as the man page says (it was 0700).
 
-source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
+source "${top_srcdir:-$(dirname "$0")/..}/tests/lib/functions.sh"
 ctl_tool=$top_srcdir/tools/nbdkit-raid-ctl
 ctl () { python3 "$ctl_tool" "$tmpdir/ctl" "$@"; }
 # send LINE: the reply to LINE sent as it is (no newline added).

@@ -8,7 +8,7 @@
 #     nbdkit's socket still answers;
 #   - a stale socket (its process is gone): replaced, nbdkit serves.
 
-source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
+source "${top_srcdir:-$(dirname "$0")/..}/tests/lib/functions.sh"
 requires md5sum
 ctl_tool=$top_srcdir/tools/nbdkit-raid-ctl
 make_members 4 1M

@@ -3,7 +3,7 @@
 """A member that fails again during its re-add stays failed, and can be
 re-added once more.
 
-RAID-6 md array with a bitmap (tests/readd.py), the re-add throttled by
+RAID-6 md array with a bitmap (tests/lib/readd.py), the re-add throttled by
 rebuild-rate.  Member 1 (NBD, error filter) fails under writes, twenty
 rows are written while it is out; re-add 1: its superblock at once says
 it is recovering from the bitmap (feature bits 0x2 and 0x80, as md

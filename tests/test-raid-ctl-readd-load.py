@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """re-add under an 8-client load.
 
-RAID-6 md array with a bitmap (tests/readd.py).  Eight clients write,
+RAID-6 md array with a bitmap (tests/lib/readd.py).  Eight clients write,
 zero, flush and read back their own pieces of the array the whole time
 (workload.Load: every acknowledged write must read back).  Member 1 (NBD,
 error filter) fails by EIO under the load; its server answers again; re-add

@@ -3,7 +3,7 @@
 """re-add refuses a disk that is not the failed member's, and writes
 nothing.
 
-RAID-6 md array with a bitmap (tests/readd.py); member 1, served over
+RAID-6 md array with a bitmap (tests/lib/readd.py); member 1, served over
 NBD, is failed with fail 1 and the array is written while it is out.
 Its server then comes back on the same socket serving (a) a copy of
 member 2's disk (this array's set UUID, another device UUID), (b) an

@@ -5,7 +5,7 @@
 # in the background runs in /: the member comes back (not "cannot
 # open", nor a file of the same name in /).
 
-source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
+source "${top_srcdir:-$(dirname "$0")/..}/tests/lib/functions.sh"
 ctl_tool=$top_srcdir/tools/nbdkit-raid-ctl
 
 cd "$tmpdir"

@@ -3,7 +3,7 @@
 """A re-add that nbdkit's stop interrupts goes on, as a re-add, when it
 starts again.
 
-RAID-6 md array with a bitmap (tests/readd.py), the re-add throttled by
+RAID-6 md array with a bitmap (tests/lib/readd.py), the re-add throttled by
 rebuild-rate.  Member 1 (NBD) fails under writes, twenty rows are written
 while it is out; re-add 1, and nbdkit is stopped (SIGTERM) while it
 runs: member 1's superblock says it is recovering from the bitmap

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Two members out at once on RAID-6, both re-added.
 
-RAID-6 md array with a bitmap (tests/readd.py).  Member 1 (NBD, error
+RAID-6 md array with a bitmap (tests/lib/readd.py).  Member 1 (NBD, error
 filter) fails by EIO under writes and member 3 (a file) is failed with
 fail 3; scattered rows are written while both are out.  re-add 1, and
 re-add 3 while the first re-add runs (it waits its turn in the same

@@ -8,7 +8,7 @@ The old code re-added such a disk from the bitmap alone and called it in
 sync, so the rows above its recovery offset kept whatever the new disk
 held (zeroes here): reads returned them and parity disagreed.
 
-RAID-6 and RAID-5 md arrays with a bitmap (tests/readd.py).  Member 1
+RAID-6 and RAID-5 md arrays with a bitmap (tests/lib/readd.py).  Member 1
 is failed and replaced by a new, empty remote disk; its rebuild is
 throttled, and once it has recorded a recovery offset the new disk's writes fail.
 Its superblock then says "recovering, up to row R" without the bitmap

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """re-add N resyncs only what the write-intent bitmap marks.
 
-RAID-6 and RAID-5 (tests/readd.py), md with a bitmap, member 1 served by
+RAID-6 and RAID-5 (tests/lib/readd.py), md with a bitmap, member 1 served by
 its own nbdkit behind the error filter.  Its writes fail (EIO) under a
 full-row write: it fails, and status says why and when; more writes go to
 scattered rows while it is out, and status says it is owed exactly the

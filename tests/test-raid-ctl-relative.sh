@@ -5,7 +5,7 @@
 # where the command line said, and the replacement is named by its full
 # path.
 
-source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
+source "${top_srcdir:-$(dirname "$0")/..}/tests/lib/functions.sh"
 ctl_tool=$top_srcdir/tools/nbdkit-raid-ctl
 
 cd "$tmpdir"

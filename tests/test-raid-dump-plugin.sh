@@ -8,7 +8,7 @@
 # page documents; --help's control= names every control command.
 # (test-raid-parity-impls.py forces each implementation listed.)
 
-source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
+source "${top_srcdir:-$(dirname "$0")/..}/tests/lib/functions.sh"
 
 nbdkit "$RAID_PLUGIN" --dump-plugin > "$tmpdir/dump"
 cat "$tmpdir/dump"

@@ -4,7 +4,7 @@
 md layout over 3..6 members is left out of a filled array, which must
 read back byte-exact, take writes degraded, and rebuild onto a fresh
 member full of noise with every row's parity right after (see
-tests/fail_degraded.py).  RAID_TEST_SEED=N replays a run.
+tests/lib/fail_degraded.py).  RAID_TEST_SEED=N replays a run.
 """
 
 import fail_degraded

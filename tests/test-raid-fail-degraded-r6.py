@@ -4,7 +4,7 @@
 pair of members of every md layout over 4..8 members is left out of a
 filled array, which must read back byte-exact, take writes degraded, and
 rebuild onto fresh members full of noise with every row's parity right
-after (see tests/fail_degraded.py).  RAID_TEST_SEED=N replays a run.
+after (see tests/lib/fail_degraded.py).  RAID_TEST_SEED=N replays a run.
 """
 
 import fail_degraded

@@ -4,7 +4,7 @@
 client I/O, member failures (fail N, EIO, killed servers), member
 servers restarted, replacements, rebuilds, scrubs and nbdkit restarts,
 on a raw RAID-6, a raw RAID-5 and an md RAID-6, checked against a shadow
-and raidcheck.py.  See tests/raidfail_random.py for what it does and
+and raidcheck.py.  See tests/lib/raidfail_random.py for what it does and
 the op mixes.
 
 The seed and the mix are printed; RAID_TEST_SEED=N (with RAID_TEST_MIX=

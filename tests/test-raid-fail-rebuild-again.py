@@ -3,7 +3,7 @@
 """A RAID-5 member that fails again while it is being rebuilt under load
 is rebuilt from the start onto its next replacement: member 0 is failed,
 replaced and rebuilt at rebuild-rate=2M while four clients write and
-read (tests/fail_rebuild.py); halfway it is failed again.  It must end
+read (tests/lib/fail_rebuild.py); halfway it is failed again.  It must end
 failed, and the next replacement's rebuild must start over (below the
 offset where the first one was failed) and finish with every member in
 sync.  No client request fails, every read matches the shadow, scrubs

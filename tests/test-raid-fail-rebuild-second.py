@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """A RAID-6 rebuild under load goes on from P+Q when a second member
 fails halfway through it: member 1 is failed, replaced and rebuilt at
-rebuild-rate=1M while four clients write and read (tests/fail_rebuild.py);
+rebuild-rate=1M while four clients write and read (tests/lib/fail_rebuild.py);
 halfway a second member (a real server behind nbdkit's error filter)
 starts failing every request.  The rebuild must finish, member 1 in
 sync and member 4 failed (named in the log); then member 4 is replaced

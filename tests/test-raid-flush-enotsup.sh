@@ -13,7 +13,7 @@
 # does for punch and zero-range, and reported the flush as done with the
 # member in sync.
 
-source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
+source "${top_srcdir:-$(dirname "$0")/..}/tests/lib/functions.sh"
 requires nbdsh qemu-nbd
 requires_python_module nbd
 

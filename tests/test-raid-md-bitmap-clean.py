@@ -5,7 +5,7 @@ set on disk by writes (exactly those of the rows written) are cleared by
 SIGTERM, and by the end of --run; then events_cleared = the bitmap's
 events, which equal the superblocks' or are one ahead, and the
 superblocks say clean.  After all that the image raidcheck.py rebuilds
-from the members is the shadow.  RAID-6 and RAID-5 (tests/md_bitmap.py).
+from the members is the shadow.  RAID-6 and RAID-5 (tests/lib/md_bitmap.py).
 """
 
 import os

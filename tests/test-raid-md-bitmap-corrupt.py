@@ -4,7 +4,7 @@
 chunksize not a power of two or too small, a UUID not the set's,
 daemon_sleep 0, clustered) stops nbdkit before it serves, with a message
 about the bitmap naming a member, and no member file changes.
-(tests/md_bitmap.py)
+(tests/lib/md_bitmap.py)
 """
 
 import faults

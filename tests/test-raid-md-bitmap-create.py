@@ -7,7 +7,7 @@ the superblock's size, events equal to the superblock's (or one more),
 cluster name and padding zero, the area before the data, and byte-
 identical areas.  After the initial resync and a few idle periods every
 bit is clear, on disk and in the status JSON (bitmap.dirty 0, bits and
-chunk right): lazy clearing.  RAID-6 and RAID-5 (tests/md_bitmap.py).
+chunk right): lazy clearing.  RAID-6 and RAID-5 (tests/lib/md_bitmap.py).
 """
 
 import faults

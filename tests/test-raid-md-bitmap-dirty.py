@@ -13,7 +13,7 @@ rows only (status: resync, total = dirty rows x chunk; the debug log's
 "resyncing N of M rows (D dirty regions)"): raidcheck.py finds the dirty
 rows repaired and the clean row's corruption still there; the data is
 the shadow, byte for byte; the bits clear and the clean shutdown leaves
-the array clean.  RAID-6 and RAID-5 (tests/md_bitmap.py).
+the array clean.  RAID-6 and RAID-5 (tests/lib/md_bitmap.py).
 """
 
 import re

@@ -6,7 +6,7 @@ SIGKILL with the data intact.  The bitmap parameters are refused without
 create=true, and bad values are refused with it (external, chunks that
 are not a power of two or below 4K, a bitmap that does not fit before
 the data), each naming the bitmap and writing nothing.
-(tests/md_bitmap.py)
+(tests/lib/md_bitmap.py)
 """
 
 import faults

@@ -6,7 +6,7 @@ with the STALE state bit (RAID-5).  A P chunk in a region the bitmap
 says is clean is corrupted first; the restart's resync must go over
 every row (status: total = every row x chunk), so that raidcheck.py
 finds that corruption repaired too, the data is the shadow, and the
-clean shutdown leaves the array clean.  (tests/md_bitmap.py)
+clean shutdown leaves the array clean.  (tests/lib/md_bitmap.py)
 """
 
 import faults

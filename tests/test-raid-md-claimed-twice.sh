@@ -6,7 +6,7 @@
 # aside member in the retired list while the member table still held it,
 # and the error path closed it twice: "both claim role" ended in SIGSEGV.
 
-source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
+source "${top_srcdir:-$(dirname "$0")/..}/tests/lib/functions.sh"
 requires cp timeout
 
 make_members 4 8M

@@ -11,8 +11,8 @@
 # whole start says "not shut down cleanly", serves the data, resyncs and
 # ends clean with good parity.
 
-source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
-source "$top_srcdir/tests/md-functions.sh"
+source "${top_srcdir:-$(dirname "$0")/..}/tests/lib/functions.sh"
+source "$top_srcdir/tests/lib/md-functions.sh"
 requires nbdsh truncate md5sum cmp cp
 requires_python_module nbd
 
@@ -80,7 +80,7 @@ for i in 0 1 2 3; do cp --sparse=always "$tmpdir/x$i" "$tmpdir/y$i"; done
 members_md5 "$tmpdir"/y[013] > "$tmpdir/before"
 r=0
 timeout -k 5 20 nbdkit -U - "$RAID_PLUGIN" "$tmpdir/y0" "$tmpdir/y1" "$tmpdir/y3" \
-    --run 'python3 "$top_srcdir/tests/shadow_client.py" "$uri" verify '"$tmpdir/d.shadow" \
+    --run 'python3 "$top_srcdir/tests/lib/shadow_client.py" "$uri" verify '"$tmpdir/d.shadow" \
     > "$tmpdir/out" 2> "$tmpdir/err" || r=$?
 if [ $r = 124 ]; then
     fail "unclean and degraded: the client hung (nbdkit said: $(tr '\n' ' ' < "$tmpdir/err"))"
@@ -96,7 +96,7 @@ fi
 rm -f "$tmpdir"/y*
 
 # The next start says so, serves the data, resyncs and ends clean.
-AFTER="python3 $top_srcdir/tests/mdsb.py wait-clean $tmpdir/x0" \
+AFTER="python3 $top_srcdir/tests/lib/mdsb.py wait-clean $tmpdir/x0" \
     client "$tmpdir/d.shadow" verify -- "$tmpdir/x2" "$tmpdir/x0" "$tmpdir/x3" "$tmpdir/x1" ||
     fail "after SIGKILL: wrong data, or never clean again"
 if grep -q "not shut down cleanly" "$tmpdir/log"; then

@@ -15,10 +15,10 @@
 #   - a bitmap_offset that puts the bitmap far beyond the member (before
 #     the fix: an I/O error that failed every member).
 #
-# The superblocks are changed by tests/mdsb.py, which shares no code with
+# The superblocks are changed by tests/lib/mdsb.py, which shares no code with
 # the plugin.
 
-source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
+source "${top_srcdir:-$(dirname "$0")/..}/tests/lib/functions.sh"
 requires md5sum cp
 requires_python_module nbd
 

@@ -10,7 +10,7 @@
 # (md5, members full of noise so that any write shows); the last case is
 # a create that succeeds, so that the others are not vacuous.
 
-source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
+source "${top_srcdir:-$(dirname "$0")/..}/tests/lib/functions.sh"
 requires md5sum head
 
 make_members 4 2M

@@ -8,8 +8,8 @@
 # offset, left-symmetric in every superblock; raidcheck.py at a 1 MiB
 # data offset, and the image it rebuilds).  RAID-5 and RAID-6.
 
-source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
-source "$top_srcdir/tests/md-functions.sh"
+source "${top_srcdir:-$(dirname "$0")/..}/tests/lib/functions.sh"
+source "$top_srcdir/tests/lib/md-functions.sh"
 requires_python_module nbd
 requires truncate cmp cp
 

@@ -7,8 +7,8 @@
 # data); two behind is stale: reported stale and not used, and the data
 # still reads back right.
 
-source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
-source "$top_srcdir/tests/md-functions.sh"
+source "${top_srcdir:-$(dirname "$0")/..}/tests/lib/functions.sh"
+source "$top_srcdir/tests/lib/md-functions.sh"
 requires_python_module nbd
 requires truncate cmp cp
 

@@ -10,7 +10,7 @@ shadow).  Member 1's writes fail; a write to a data chunk it holds
 succeeds degraded; member 1 fails on the data write when the array was
 already active, and on the superblock update that marks it active when
 it was clean.  Before anything else happens, the other members'
-superblocks (read by tests/mdsb.py, not by the plugin) must record
+superblocks (read by tests/lib/mdsb.py, not by the plugin) must record
 member 1 as faulty, at an event count past member 1's own.  Then
 SIGKILL, member 1 answers again, and the array restarts: without
 force=true it is refused (dirty and degraded, as md refuses it), with

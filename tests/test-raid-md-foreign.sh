@@ -15,7 +15,7 @@
 #      area, an MBR or a GPT partition table, naming each, and writes
 #      nothing; with force=true it creates the array.
 
-source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
+source "${top_srcdir:-$(dirname "$0")/..}/tests/lib/functions.sh"
 requires nbdsh md5sum mkfs.ext4 mkswap sfdisk
 
 fail () { echo "$0: FAIL: $*" >&2; exit 1; }

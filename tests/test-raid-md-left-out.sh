@@ -7,8 +7,8 @@
 # from it at start-up (as mdadm --re-add), after which it holds the data:
 # the array read with it and without another member is the shadow.
 
-source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
-source "$top_srcdir/tests/md-functions.sh"
+source "${top_srcdir:-$(dirname "$0")/..}/tests/lib/functions.sh"
+source "$top_srcdir/tests/lib/md-functions.sh"
 requires_python_module nbd
 requires truncate md5sum
 

@@ -24,7 +24,7 @@
 #       on degraded and still writes no superblock.
 #   (e) create=true is refused.
 
-source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
+source "${top_srcdir:-$(dirname "$0")/..}/tests/lib/functions.sh"
 requires nbdsh md5sum cp cmp head readelf
 requires_python_module nbd
 requires_nbdkit_filter error

@@ -10,8 +10,8 @@
 # (raid_disks 300, a size beyond the members, data over the superblock).
 # metadata=none serves md members raw, changing nothing.
 
-source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
-source "$top_srcdir/tests/md-functions.sh"
+source "${top_srcdir:-$(dirname "$0")/..}/tests/lib/functions.sh"
+source "$top_srcdir/tests/lib/md-functions.sh"
 requires_python_module nbd
 requires truncate md5sum cmp cp dd
 

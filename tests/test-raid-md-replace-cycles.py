@@ -11,7 +11,7 @@ fail + replace cycles from this one process over the control socket, and
 every RAID_TEST_RESTART_EVERY (default 250) cycles, and at the end, stops
 nbdkit and checks, with tests that share no code with the plugin:
 
-  - every member's superblock is one md accepts (tests/mdsb.py: checksum,
+  - every member's superblock is one md accepts (tests/lib/mdsb.py: checksum,
     max_dev <= 384, dev_number < max_dev, no role held twice), all agree,
     max_dev stays small (the slots are reused), and each member's own
     dev_roles gives it the role this test put it in;

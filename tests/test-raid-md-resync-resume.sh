@@ -6,8 +6,8 @@
 # resync_offset, as md does; the next start says where the resync
 # stopped and resyncs only the rest, and ends clean with good parity.
 
-source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
-source "$top_srcdir/tests/md-functions.sh"
+source "${top_srcdir:-$(dirname "$0")/..}/tests/lib/functions.sh"
+source "$top_srcdir/tests/lib/md-functions.sh"
 requires truncate
 
 make_members 4 "$size" e

@@ -16,10 +16,10 @@
 #   (d) parity-last, the parity member half rebuilt, unclean: it starts
 #       without force, as md's only_parity() allows.
 #
-# The superblocks are set by tests/mdsb.py (independent of the plugin)
+# The superblocks are set by tests/lib/mdsb.py (independent of the plugin)
 # on copies of an array the plugin created and shut down cleanly.
 
-source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
+source "${top_srcdir:-$(dirname "$0")/..}/tests/lib/functions.sh"
 requires nbdsh md5sum cp cmp
 requires_python_module nbd
 

@@ -20,8 +20,8 @@
 # and v1.0 with a data offset.  And arrays of other metadata (md v0.90,
 # DDF, IMSM) are refused naming the format.
 
-source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
-source "$top_srcdir/tests/md-functions.sh"
+source "${top_srcdir:-$(dirname "$0")/..}/tests/lib/functions.sh"
+source "$top_srcdir/tests/lib/md-functions.sh"
 requires_python_module nbd
 
 # forge SHADOW MEMBER VERSION ARRAY-OFFSET NBDKIT-ARGS...: through the

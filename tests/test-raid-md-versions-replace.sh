@@ -12,8 +12,8 @@
 # parity is right (raidcheck.py) and the data is the client's, byte for
 # byte, also reassembled shuffled.
 
-source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
-source "$top_srcdir/tests/md-functions.sh"
+source "${top_srcdir:-$(dirname "$0")/..}/tests/lib/functions.sh"
+source "$top_srcdir/tests/lib/md-functions.sh"
 requires_python_module nbd
 ctl () { python3 "$top_srcdir/tools/nbdkit-raid-ctl" "$ctl_sock" "$@"; }
 

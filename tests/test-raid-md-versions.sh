@@ -7,15 +7,15 @@
 # is refused, naming it, as only v1.2's place is read by default), holds
 # the data byte for byte, and is laid out as md lays those versions out, on members of
 # different sizes whose size is no multiple of 4 KiB.  The judges share
-# no code with the plugin: tests/mdsb.py finds each superblock at md's
+# no code with the plugin: tests/lib/mdsb.py finds each superblock at md's
 # place for its version (v1.0: member sectors - 16, rounded down to 8;
 # v1.1: 0) and says what md would refuse; raidcheck.py checks the parity
 # from md's data offset (v1.0: 0, for md's size only: the bitmap and the
 # superblock follow) and rebuilds the image, which must be the data.
 # RAID-5 and RAID-6.
 
-source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
-source "$top_srcdir/tests/md-functions.sh"
+source "${top_srcdir:-$(dirname "$0")/..}/tests/lib/functions.sh"
+source "$top_srcdir/tests/lib/md-functions.sh"
 requires_python_module nbd
 requires truncate cmp
 

@@ -20,7 +20,7 @@
 # After each case the array (md, create=true at the start) must be
 # consistent: scrub check, 0 mismatches.
 
-source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
+source "${top_srcdir:-$(dirname "$0")/..}/tests/lib/functions.sh"
 requires qemu-io qemu-img
 if ! qemu-img --help 2>/dev/null | grep -qw nbd; then
     echo "$0: SKIP: this qemu lacks the nbd block driver"

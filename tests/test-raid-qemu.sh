@@ -7,7 +7,7 @@
 # independent checker then verifies every row's parity and that the
 # members hold what qemu wrote.
 
-source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
+source "${top_srcdir:-$(dirname "$0")/..}/tests/lib/functions.sh"
 requires qemu-img qemu-io truncate cmp
 # qemu must have its nbd block driver.
 if ! qemu-img --help 2>/dev/null | grep -qw nbd; then

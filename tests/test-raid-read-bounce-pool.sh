@@ -13,7 +13,7 @@
 # must stay in sync.  The old code allocated a buffer per bounced piece,
 # and its reads failed with ENOMEM here.
 
-source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
+source "${top_srcdir:-$(dirname "$0")/..}/tests/lib/functions.sh"
 requires nbdsh
 requires_python_module nbd
 

@@ -11,7 +11,7 @@
 # is back, the data reads right.  The old code failed member 1 as if its
 # disk had broken.
 
-source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
+source "${top_srcdir:-$(dirname "$0")/..}/tests/lib/functions.sh"
 requires nbdsh
 requires_python_module nbd
 

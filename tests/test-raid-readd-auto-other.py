@@ -3,7 +3,7 @@
 """readd=auto takes back only what the operator did not fail, only the
 same disk, and not a member that failed again during its re-add.
 
-RAID-6 md array with a bitmap (tests/readd.py), readd=auto, the re-add
+RAID-6 md array with a bitmap (tests/lib/readd.py), readd=auto, the re-add
 throttled by rebuild-rate.  Member 1 is served over NBD.
 (a) `fail 1` by the operator: it stays failed (the status says the
 operator failed it); `re-add 1` takes it back.

@@ -4,7 +4,7 @@
 write load and comes back a few seconds later is re-added without the
 operator, from the write-intent bitmap.
 
-RAID-6 md array with a bitmap (tests/readd.py), readd=auto.  Eight
+RAID-6 md array with a bitmap (tests/lib/readd.py), readd=auto.  Eight
 clients write, zero, flush and read rows 8 to 40 (workload.Load: every
 acknowledged write must read back).  Member 1's server is killed
 (SIGKILL: its connections drop): member 1 fails, the clients go on

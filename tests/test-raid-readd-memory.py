@@ -6,7 +6,7 @@ only the rows written since the array was last healthy are resynced.
 
 For each of a RAID-6 md array made with bitmap=none and a raw RAID-6
 (metadata=none), both with member 1 served over NBD behind the error
-filter (tests/readd.py), once the record is clear (status missed_rows):
+filter (tests/lib/readd.py), once the record is clear (status missed_rows):
 member 1 fails by EIO under a full-row write, more rows are written while
 it is out; status says it is owed exactly those rows (worked out here
 from the geometry); its server's writes work again and `re-add 1` takes

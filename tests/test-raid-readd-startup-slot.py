@@ -6,7 +6,7 @@ and two members with one dev_number would write superblocks that say
 both hold one role, an array that no longer starts.  It is left out,
 saying why; the slot's newer holder is re-added.
 
-RAID-6 md array with a bitmap (tests/readd.py).  Member 0 fails and the
+RAID-6 md array with a bitmap (tests/lib/readd.py).  Member 0 fails and the
 array restarts without it (its slot is then written spare: free).
 Member 4 fails and is replaced by a new disk, which takes the lowest free
 slot, 0.  The new disk fails too, and nbdkit stops.  Started again on

@@ -5,7 +5,7 @@ stale is re-added from the write-intent bitmap, as mdadm --re-add would
 take it back, if the bitmap covers what it missed; otherwise it is left
 out, failed, saying why, and nothing is written to it.
 
-(a) RAID-6 md array with a bitmap (tests/readd.py): member 1 fails under
+(a) RAID-6 md array with a bitmap (tests/lib/readd.py): member 1 fails under
 writes, more rows are written while it is out, nbdkit stops cleanly and
 is started again on all the members: member 1 is re-added by itself and
 writes exactly the dirty rows' bytes; every byte the shadow, scrub 0

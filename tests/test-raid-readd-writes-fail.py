@@ -5,7 +5,7 @@ not come back: a re-add is refused ("it does not take writes") and the
 member stays failed, instead of being re-added only to fail again at its
 first write (which, with readd=auto, would leave it failed for good).
 
-RAID-6 md array with a bitmap (tests/readd.py), readd=auto.  Member 1's
+RAID-6 md array with a bitmap (tests/lib/readd.py), readd=auto.  Member 1's
 writes fail (the error filter): a full-row write fails it, more rows are
 written while it is out.  Its writes keep failing for a few seconds while
 its reads work:

@@ -9,7 +9,7 @@
 # 256K/s (four 64K rows a second), must keep going (8 rows within 10 s),
 # and SIGTERM must end nbdkit within 3 seconds.
 
-source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
+source "${top_srcdir:-$(dirname "$0")/..}/tests/lib/functions.sh"
 skew=$top_builddir/tests/.libs/libclockskew.so
 if [ ! -f "$skew" ]; then
     echo "$0: SKIP: $skew has not been built"

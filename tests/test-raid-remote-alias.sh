@@ -9,7 +9,7 @@
 #   - one Unix socket as PATH and DIR/./NAME, and through a symlink.
 # Two different servers on two sockets are still accepted (the control).
 
-source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
+source "${top_srcdir:-$(dirname "$0")/..}/tests/lib/functions.sh"
 requires truncate
 requires_python_module nbd
 

@@ -5,7 +5,7 @@
 chunks from parity, and so does one read over the whole array; no
 request takes over 5 s, no member file changes, and once the fault is
 off the array reads back as written, and again after a restart.  RAID-5 and RAID-6, remote and
-local members mixed (tests/remote_eio.py).
+local members mixed (tests/lib/remote_eio.py).
 """
 
 import faults

@@ -6,7 +6,7 @@ those that avoid the failing member) all succeed, degraded where they
 need the member, none taking over 5 s; every row reads back as the
 shadow says, and once the fault is off the whole array reads back as
 written.  RAID-5 and RAID-6, remote and local members mixed
-(tests/remote_eio.py).
+(tests/lib/remote_eio.py).
 """
 
 import faults

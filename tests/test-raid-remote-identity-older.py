@@ -6,7 +6,7 @@ behind what was written to it since).  The first request that reconnects
 must find that the new connection is not the member's disk (events
 behind), fail the member with that reason in the log, and never read it:
 every chunk reads back byte for byte as written, from the other members,
-and writes go on.  (tests/remote_restart.py.)
+and writes go on.  (tests/lib/remote_restart.py.)
 """
 
 import remote_restart

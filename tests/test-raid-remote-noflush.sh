@@ -6,7 +6,7 @@
 # send it no flush and keep it in sync: writes, FUA writes, zeroes and
 # flushes through the array succeed, read back byte for byte against a
 # shadow, every row's parity is right on the member files
-# (tests/raidcheck.py reads the eval server's file itself), and nbdkit's
+# (tests/lib/raidcheck.py reads the eval server's file itself), and nbdkit's
 # log says once that the member has no flush.
 #
 # Two arrays: a raw RAID-5 (metadata=none) whose remote member has no
@@ -17,7 +17,7 @@
 # member (the raw one for good at its first flush, as a lost only
 # connection; the md one at the first superblock write).
 
-source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
+source "${top_srcdir:-$(dirname "$0")/..}/tests/lib/functions.sh"
 requires nbdsh dd truncate
 requires_python_module nbd
 if ! nbdkit eval --dump-plugin >/dev/null 2>&1; then

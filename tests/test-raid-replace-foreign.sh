@@ -13,7 +13,7 @@
 # each rebuild the data reads back byte for byte.  A raw array refuses a
 # replacement that carries any md superblock.
 
-source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
+source "${top_srcdir:-$(dirname "$0")/..}/tests/lib/functions.sh"
 requires nbdsh md5sum mkfs.ext4 sfdisk
 requires_python_module nbd
 

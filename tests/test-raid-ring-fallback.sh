@@ -10,7 +10,7 @@
 # time, must all succeed, read back byte for byte, and leave every member
 # in sync.  The old code failed every member of such a batch.
 
-source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
+source "${top_srcdir:-$(dirname "$0")/..}/tests/lib/functions.sh"
 requires nbdsh prlimit
 requires_python_module nbd
 

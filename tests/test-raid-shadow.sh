@@ -11,7 +11,7 @@
 # RAID_TEST_SEED=N replays a run; RAID_TEST_OPS=N changes the operations
 # per configuration (default 320).
 
-source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
+source "${top_srcdir:-$(dirname "$0")/..}/tests/lib/functions.sh"
 requires nbdsh truncate cmp numfmt
 requires_python_module nbd
 

@@ -6,7 +6,7 @@
 # directory configure found, and a unit with a mistake does not pass, so
 # that the check can fail at all.
 
-source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
+source "${top_srcdir:-$(dirname "$0")/..}/tests/lib/functions.sh"
 if ! command -v systemd-analyze > /dev/null; then
     echo "SKIP: systemd-analyze is not installed (Debian package systemd;" \
          "scripts/install-deps.sh installs it)"

@@ -10,7 +10,7 @@
 # that nbdkit grew by 104 MB here and by gigabytes on a real disk's worth
 # of rows.  Now nbdkit's resident memory may grow by 24 MiB at most.
 
-source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
+source "${top_srcdir:-$(dirname "$0")/..}/tests/lib/functions.sh"
 requires nbdsh
 requires_python_module nbd
 

@@ -4,7 +4,7 @@
  * with the plugin's parity code.
  *
  * The reference.  Everything the tests compare with is computed here:
- * md's layouts case by case as tests/raidcheck.py describes them (not
+ * md's layouts case by case as tests/lib/raidcheck.py describes them (not
  * from geometry.c's reduction), P as the XOR of the row's data, Q as
  * sum g^k D_k in GF(2^8) (polynomial 0x11d, shift-and-add multiply) over
  * md's syndrome walk (start on the member after Q, wrap, skip P and Q;
@@ -166,7 +166,7 @@ gf_init (void)
     gf_pow2_table[k] = gf_mul_slow (gf_pow2_table[k - 1], 2);
 }
 
-/* One row as md lays it out (tests/raidcheck.py's row_layout and
+/* One row as md lays it out (tests/lib/raidcheck.py's row_layout and
  * syndrome_order).
  */
 struct ref_row {

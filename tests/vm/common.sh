@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Helpers for the guest tests (tests/vm/test-vm-*.sh); source after
-# ../functions.sh, which provides $tmpdir, cleanup_fn and the exit trap.
+# ../lib/functions.sh, which provides $tmpdir, cleanup_fn and the exit trap.
 #
 #   vm_setup              skip (77) unless qemu-system-x86_64 is here and
 #                         the guest builds (build-guest.sh, cached); sets

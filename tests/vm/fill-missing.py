@@ -15,7 +15,7 @@ writes left the survivors consistent.  The layout code is raidcheck.py's.
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import raidcheck  # noqa: E402
 
 layout = raidcheck.LAYOUTS[sys.argv[1]]

@@ -18,7 +18,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                ".."))
+                                "..", "lib"))
 import faults  # noqa: E402
 
 ctl_sock, nbd_sock, patgen, writes, member = sys.argv[1:6]

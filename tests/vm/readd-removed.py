@@ -21,7 +21,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                ".."))
+                                "..", "lib"))
 import faults  # noqa: E402
 
 act, ctl_sock, uri, patgen, writes = sys.argv[1:6]

@@ -16,7 +16,7 @@ import random
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                ".."))
+                                "..", "lib"))
 import faults  # noqa: E402
 
 sock, cycles, size, where, name = sys.argv[1:6]

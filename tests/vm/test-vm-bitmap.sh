@@ -45,7 +45,7 @@
 #
 # Skips unless qemu and the guest are here.
 
-source "$(dirname "$0")/../functions.sh"
+source "$(dirname "$0")/../lib/functions.sh"
 source "$(dirname "$0")/common.sh"
 requires nbdsh
 vm_setup

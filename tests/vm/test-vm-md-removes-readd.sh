@@ -10,7 +10,7 @@
 #     all of it and stops cleanly (tests/vm/readd-removed.py write).
 #  2. Guest boot (tests/vm/guest-md-remove.sh remove): mdadm assembles
 #     each, `--fail X --remove X` one member, writes pattern 2 over a
-#     fifth of the array, stops.  Here, from the files (tests/mdsb.py):
+#     fifth of the array, stops.  Here, from the files (tests/lib/mdsb.py):
 #     md must have left the removed member's superblock stale (events
 #     behind by more than one) and written its slot as spare (0xffff) in
 #     the others' dev_roles: what the plugin is to accept.
@@ -27,7 +27,7 @@
 #
 # Skips unless qemu and the guest are here.
 
-source "$(dirname "$0")/../functions.sh"
+source "$(dirname "$0")/../lib/functions.sh"
 source "$(dirname "$0")/common.sh"
 requires_python_module nbd
 vm_setup

@@ -10,7 +10,7 @@
 # and some unaligned overwrites.  Here the plugin assembles each from its
 # superblocks and its version (metadata-version=, as mdadm's --metadata;
 # no geometry, members shuffled); every
-# sector md wrote must read back, and tests/mdsb.py must find each
+# sector md wrote must read back, and tests/lib/mdsb.py must find each
 # superblock at md's place for its version.  Then the plugin writes an
 # unaligned pattern of its own into each (marking its bitmap as md does).
 #
@@ -21,7 +21,7 @@
 # show them clean with the same geometry and size, the pattern must read
 # back through /dev/md0, and md's "check" must count no mismatches.
 
-source "$(dirname "$0")/../functions.sh"
+source "$(dirname "$0")/../lib/functions.sh"
 source "$(dirname "$0")/common.sh"
 requires nbdsh shuf
 vm_setup
@@ -99,7 +99,7 @@ while read -r name level n chunk layout _ _ meta _; do
     echo "== $name: mdadm's v$meta RAID-$level, $n members, chunk ${chunk}K, $layout"
     # Every superblock where md puts v$meta, by the independent reader.
     for (( i = 0; i < n; i++ )); do
-        got=$(python3 "$top_srcdir/tests/mdsb.py" get "$tmpdir/$name-d$i" version at feature_map 2>&1)
+        got=$(python3 "$top_srcdir/tests/lib/mdsb.py" get "$tmpdir/$name-d$i" version at feature_map 2>&1)
         want_at=$(python3 -c "
 import os, sys
 sys.path.insert(0, os.path.join('$top_srcdir', 'tests'))
@@ -156,7 +156,7 @@ while read -r name n level layout chunk meta; do
         continue
     fi
     sectors=$(awk 'NR == 1 { print $3 }' "$writes")
-    if ! python3 "$top_srcdir/tests/mdsb.py" check "${members[@]#disk=}"; then
+    if ! python3 "$top_srcdir/tests/lib/mdsb.py" check "${members[@]#disk=}"; then
         bad "$name: md would refuse the plugin's v$meta superblocks"
         continue
     fi

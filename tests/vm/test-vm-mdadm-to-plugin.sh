@@ -21,7 +21,7 @@
 # its md superblocks, with no geometry at all, its members in a shuffled
 # order.
 
-source "$(dirname "$0")/../functions.sh"
+source "$(dirname "$0")/../lib/functions.sh"
 source "$(dirname "$0")/common.sh"
 requires nbdsh awk shuf
 vm_setup

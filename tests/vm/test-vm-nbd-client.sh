@@ -15,7 +15,7 @@
 # the other, and the image is read back through the plugin.  Each image must pass e2fsck -fn, and every
 # file, dumped with debugfs, must have the checksum the guest computed.
 
-source "$(dirname "$0")/../functions.sh"
+source "$(dirname "$0")/../lib/functions.sh"
 source "$(dirname "$0")/common.sh"
 requires nbdsh e2fsck debugfs sha256sum
 vm_setup

@@ -29,7 +29,7 @@
 #
 # Skips (77) unless qemu and the guest are here.
 
-source "$(dirname "$0")/../functions.sh"
+source "$(dirname "$0")/../lib/functions.sh"
 source "$(dirname "$0")/common.sh"
 requires gcc nbdcopy
 vm_setup

@@ -15,7 +15,7 @@
 # created (in a first guest boot) and the plugin then wrote to, assembling
 # from their superblocks.
 
-source "$(dirname "$0")/../functions.sh"
+source "$(dirname "$0")/../lib/functions.sh"
 source "$(dirname "$0")/common.sh"
 requires nbdsh
 vm_setup
@@ -110,7 +110,7 @@ with open(os.environ[\"W\"], \"w\") as f:
         echo "== $name: $cycles replacements in $(vm_elapsed)"
         # md reuses the slots: dev_roles stays as long as the array is wide.
         while read -r f; do
-            read -r dn md <<< "$(python3 "$top_srcdir/tests/mdsb.py" get "$f" dev_number max_dev)"
+            read -r dn md <<< "$(python3 "$top_srcdir/tests/lib/mdsb.py" get "$f" dev_number max_dev)"
             [ "$md" -le $((2 * n)) ] ||
                 bad "$name: $f: max_dev $md (dev_number $dn) after $cycles replacements"
         done < "$tmpdir/$name-roles.txt"
@@ -159,7 +159,7 @@ with open(os.environ[\"W\"], \"w\") as f:
             "$PATGEN" "$tmpdir/$name-writes.txt" 2 $midway; then
         kill "${_bg_pids[-1]}"
         wait "${_bg_pids[-1]}" || true
-        features=$(python3 "$top_srcdir/tests/mdsb.py" get "${members[2]}" feature_map)
+        features=$(python3 "$top_srcdir/tests/lib/mdsb.py" get "${members[2]}" feature_map)
         [ -z "$midway" ] || [ $(( features & 0x82 )) = $(( 0x82 )) ] ||
             bad "$name: member 2's feature_map is $features after the stop, not recovering from the bitmap"
         sectors=$(awk 'NR == 1 { print $3 }' "$tmpdir/$name-writes.txt")

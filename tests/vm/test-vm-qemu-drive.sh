@@ -29,7 +29,7 @@
 #
 # Skips (77) unless qemu and the guest are here.
 
-source "$(dirname "$0")/../functions.sh"
+source "$(dirname "$0")/../lib/functions.sh"
 source "$(dirname "$0")/common.sh"
 vm_setup
 
@@ -43,7 +43,7 @@ spares=("$tmpdir/spare1" "$tmpdir/spare4")
 truncate -s 48M "${spares[@]}"
 start_nbdkit "$sock" create=true level=6 chunk=64K rebuild-rate=8M \
     control="$ctl" "${members[@]}" 2> "$tmpdir/nbdkit1.log"
-python3 "$top_srcdir/tests/mdsb.py" wait-clean "${members[0]}" 60 ||
+python3 "$top_srcdir/tests/lib/mdsb.py" wait-clean "${members[0]}" 60 ||
     bad "the new array's first resync did not end"
 
 truncate -s 4096 "$tmpdir/ctl.img"

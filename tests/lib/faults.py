@@ -21,7 +21,7 @@ servers, arrays, their control sockets, and faults.
 A test program is a .py file that automake's test driver runs with
 Debian's /usr/bin/python3 (tests/Makefile.am: PY_LOG_COMPILER), in the
 environment of make check (top_srcdir, RAID_PLUGIN, PATH).  Test does for
-it what tests/functions.sh does for a shell test:
+it what tests/lib/functions.sh does for a shell test:
   - PATH with /usr/bin first (the nbd module is Debian's python3's), and
     before it RAID_TEST_PATH, where make check-asan/tsan/valgrind put the
     nbdkit wrapper (tests/sanitize/run-test);
@@ -95,15 +95,16 @@ try:
 except ImportError:             # Test() skips, saying why
     nbd = None
 
-TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
-TOP = os.path.dirname(TESTS_DIR)
-sys.path.insert(0, TESTS_DIR)
+# LIB_DIR: tests/lib, the helpers (this file among them); TOP: the source tree.
+LIB_DIR = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(os.path.dirname(LIB_DIR))
+sys.path.insert(0, LIB_DIR)
 import mdsb  # noqa: E402
 import raidcheck  # noqa: E402
 
 K, M = 1024, 1024 * 1024
 
-# PATH as tests/functions.sh makes it (see there).
+# PATH as tests/lib/functions.sh makes it (see there).
 os.environ["PATH"] = ":".join(
     ([os.environ["RAID_TEST_PATH"]] if os.environ.get("RAID_TEST_PATH")
      else []) + ["/usr/bin", os.environ.get("PATH", "")])
@@ -708,7 +709,7 @@ class Array:
 def run_raidcheck(arr, paths, image=None):
     """raidcheck.py run as a program on the files, with arr's geometry;
     (exit status, its output)."""
-    cmd = [sys.executable, os.path.join(TESTS_DIR, "raidcheck.py"),
+    cmd = [sys.executable, os.path.join(LIB_DIR, "raidcheck.py"),
            "--level", str(arr.level), "--layout", arr.layout,
            "--chunk", str(arr.chunk), "--data-offset", str(arr.data_offset),
            "--all"]
@@ -841,7 +842,7 @@ class Harness:
 
 
 class Test(Harness):
-    """One test program: the checks and set-up tests/functions.sh makes
+    """One test program: the checks and set-up tests/lib/functions.sh makes
     for a shell test (see the top of this file), and a Harness in the
     test's own directory.  Leaving the with block: 0 (and PASS with the
     time), 77 on Skip, 1 on anything else, after the traceback and the

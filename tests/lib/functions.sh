@@ -16,21 +16,21 @@
 #   - start_nbdkit SOCK ARGS...  a background nbdkit serving SOCK (with the
 #                                shim $RAID_NBDKIT_PRELOAD preloaded, if set).
 #   - members_md5 FILE...        one line per file, to compare snapshots.
-#   - raidcheck ARGS...          tests/raidcheck.py, the independent checker.
+#   - raidcheck ARGS...          tests/lib/raidcheck.py, the independent checker.
 #   - test_seed                  $seed: RAID_TEST_SEED or a new one, printed.
 #   - fail MSG, end_failures     soft failures: counted, reported at the end.
 #   - expect_refused WHAT REGEX NBDKIT-ARGS...
 #                                nbdkit must stop before serving, saying
 #                                REGEX, writing nothing.
-#   - sb get|set|check ...       tests/mdsb.py: md superblocks, read and
+#   - sb get|set|check ...       tests/lib/mdsb.py: md superblocks, read and
 #                                changed independently of the plugin.
 #   - wait_clean FILE            until FILE's md superblock says clean.
 #   - shadow_client URI MODE SHADOW [OPTIONS]
-#                                tests/shadow_client.py: write or verify
+#                                tests/lib/shadow_client.py: write or verify
 #                                an array against a shadow file.
 #   - md_new SHADOW [OPTIONS] -- NBDKIT-ARGS...
 #                                a new md array with data, left clean.
-# (Python tests have the same in tests/faults.py.)
+# (Python tests have the same in tests/lib/faults.py.)
 #
 # Skips (exit 77) always say why on stdout, so the .log explains them.
 
@@ -45,7 +45,7 @@ if [ -n "${RAID_TEST_PATH:-}" ]; then
 fi
 export PATH
 
-: "${top_srcdir:=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
+: "${top_srcdir:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
 : "${top_builddir:=$top_srcdir}"
 : "${RAID_PLUGIN:=$top_builddir/plugin/.libs/nbdkit-raid-plugin.so}"
 export top_srcdir top_builddir RAID_PLUGIN
@@ -207,7 +207,7 @@ members_md5 ()
 # The independent parity checker and image builder.
 raidcheck ()
 {
-    python3 "$top_srcdir/tests/raidcheck.py" "$@"
+    python3 "$top_srcdir/tests/lib/raidcheck.py" "$@"
 }
 
 # A seed for the random tests: $RAID_TEST_SEED if set, else a new one.
@@ -307,17 +307,17 @@ expect_refused ()
     fi
 }
 
-# md superblocks, by tests/mdsb.py.  An array is clean when every
+# md superblocks, by tests/lib/mdsb.py.  An array is clean when every
 # superblock's resync_offset is all ones.
 clean=18446744073709551615
 sb ()
 {
-    python3 "$top_srcdir/tests/mdsb.py" "$@"
+    python3 "$top_srcdir/tests/lib/mdsb.py" "$@"
 }
 
 # wait_clean FILE: wait up to 10 s for FILE's superblock to say clean
 # (for the first resync of a new array to end); 1 if it does not.  In a
-# --run command (another shell): python3 "$top_srcdir/tests/mdsb.py"
+# --run command (another shell): python3 "$top_srcdir/tests/lib/mdsb.py"
 # wait-clean FILE.
 wait_clean ()
 {
@@ -326,7 +326,7 @@ wait_clean ()
 
 shadow_client ()
 {
-    python3 "$top_srcdir/tests/shadow_client.py" "$@"
+    python3 "$top_srcdir/tests/lib/shadow_client.py" "$@"
 }
 
 # md_new SHADOW [CLIENT-OPTION...] -- NBDKIT-ARGS...: a new md array
@@ -341,8 +341,8 @@ md_new ()
     shift
     [ ${#opts[@]} -gt 0 ] || opts=(--whole --writes 0)
     nbdkit -U - "$RAID_PLUGIN" create=true "$@" --run "
-        python3 '$top_srcdir/tests/shadow_client.py' \"\$uri\" write \
+        python3 '$top_srcdir/tests/lib/shadow_client.py' \"\$uri\" write \
             '$shadow' ${opts[*]} &&
-        python3 '$top_srcdir/tests/mdsb.py' wait-clean '${!#}' 60" \
+        python3 '$top_srcdir/tests/lib/mdsb.py' wait-clean '${!#}' 60" \
         2> "$tmpdir/create.log" || { cat "$tmpdir/create.log"; exit 1; }
 }

@@ -82,7 +82,7 @@ def main(libraid, raid_o, libparity):
     bad = []
     unplaced = sorted(f for f in table if f not in RANK)
     for f in unplaced:
-        bad.append("%s: not in the layer order (tests/layering.py)" % f)
+        bad.append("%s: not in the layer order (tests/lib/layering.py)" % f)
 
     print("The plugin's file graph (A -> B: A uses B), by layer:")
     for r, layer in reversed(list(enumerate(LAYERS))):

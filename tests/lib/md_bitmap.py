@@ -8,7 +8,7 @@ covers 4 rows and the last bit only 2).  bitmap-delay=1 keeps the lazy
 clearing quick.  Case.create() makes one: created, filled with random
 data (the shadow), its first resync finished, every bit clear when idle.
 
-Independence: the superblock and bitmap are parsed by tests/mdsb.py, its
+Independence: the superblock and bitmap are parsed by tests/lib/mdsb.py, its
 own reader of the on-disk format; the row arithmetic and parity checks
 come from raidcheck.py (its layout code, and run as a program); data is
 compared against a shadow image.  Nothing is taken from the plugin.
@@ -35,7 +35,7 @@ K, M = 1024, 1024 * 1024
 SECTOR = 512
 CLEAN = (1 << 64) - 1               # resync_offset of a clean array
 DELAY = 1                           # bitmap-delay, seconds
-RAIDCHECK = os.path.join(faults.TESTS_DIR, "raidcheck.py")
+RAIDCHECK = os.path.join(faults.LIB_DIR, "raidcheck.py")
 failures = []
 T0 = time.monotonic()
 

@@ -11,7 +11,7 @@
 # bench/__pycache__ from importing bench/fio_figures.py.  Used by the
 # test-bench-smoke-*.sh wrappers, one per script.
 
-source "${top_srcdir:-$(dirname "$0")/..}/tests/functions.sh"
+source "${top_srcdir:-$(dirname "$0")/../..}/tests/lib/functions.sh"
 name=$1 expect=$2
 requires fio nbdinfo nbdkit bc
 requires_python_module nbd

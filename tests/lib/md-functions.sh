@@ -4,7 +4,7 @@
 # (1M) and layout (left-symmetric).
 #
 #   client SHADOW MODE [OPTION...] -- NBDKIT-ARGS...
-#       one captive nbdkit serving NBDKIT-ARGS and tests/shadow_client.py
+#       one captive nbdkit serving NBDKIT-ARGS and tests/lib/shadow_client.py
 #       in MODE (write, verify, both; options --seed, --whole, --writes)
 #       against the shadow file SHADOW, then $AFTER if set (in --run);
 #       nbdkit's stderr goes to $tmpdir/log.
@@ -26,7 +26,7 @@ client ()
     shift
     SHADOW_ARGS="$mode $shadow ${opts[*]}" AFTER="${AFTER:-}" \
         nbdkit -U - "$RAID_PLUGIN" "$@" \
-        --run 'python3 "$top_srcdir/tests/shadow_client.py" "$uri" $SHADOW_ARGS &&
+        --run 'python3 "$top_srcdir/tests/lib/shadow_client.py" "$uri" $SHADOW_ARGS &&
                eval "$AFTER"' \
         2> "$tmpdir/log" || { cat "$tmpdir/log" >&2; return 1; }
 }
