@@ -204,7 +204,7 @@ evict (struct stripe_cache *c)
  * it is another row's lock now, and a lock-order checker (ThreadSanitizer)
  * that knows locks by address would otherwise see two rebuild windows,
  * each in row order, take the same two locks in opposite orders
- * (tests/test_stripe_lock_reuse.c).
+ * (tests/test_stripe_cache_lock_reuse.c).
  */
 static struct stripe_head *
 head_new (struct stripe_cache *c, uint64_t stripe)

@@ -186,11 +186,11 @@ EXTRA_DIST += test-raid-fail-random-regress.py
 # plugin/md_bitmap_super.c): hand-built superblocks, the
 # kernel's checksum, refusals.  The test supplies its own member_io_run.
 if HAVE_CHECK
-check_PROGRAMS += test_metadata
-TESTS += test_metadata
-test_metadata_SOURCES = test_metadata.c lib/check_run.h ../plugin/md_super.c \
+check_PROGRAMS += test_md_super
+TESTS += test_md_super
+test_md_super_SOURCES = test_md_super.c lib/check_run.h ../plugin/md_super.c \
 	../plugin/md_bitmap_super.c
-test_metadata_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
+test_md_super_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
 
 # Signatures of other formats (plugin/signature.c): what a disk carries
@@ -205,12 +205,12 @@ endif
 # Member I/O batches (plugin/member.c): every request runs, even when a
 # large batch's list cannot be allocated (malloc wrapped by the test).
 if HAVE_CHECK
-check_PROGRAMS += test_member_io
-TESTS += test_member_io
-test_member_io_SOURCES = test_member_io.c ../plugin/member.c
-test_member_io_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
-test_member_io_LDFLAGS = -Wl,--wrap=malloc
-test_member_io_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
+check_PROGRAMS += test_member
+TESTS += test_member
+test_member_SOURCES = test_member.c ../plugin/member.c
+test_member_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
+test_member_LDFLAGS = -Wl,--wrap=malloc
+test_member_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
 
 # Guest tests (issue 6): a Debian kernel under qemu (TCG) with mdadm,
@@ -333,21 +333,22 @@ EXTRA_DIST += test-raid-cmdline-options.sh
 
 # nbdkit -r read from the command line (plugin/nbdkit_cmdline.c).
 if HAVE_CHECK
-check_PROGRAMS += test_cmdline
-TESTS += test_cmdline
-test_cmdline_SOURCES = test_cmdline.c ../plugin/nbdkit_cmdline.c
-test_cmdline_LDADD = $(CHECK_LIBS)
+check_PROGRAMS += test_nbdkit_cmdline
+TESTS += test_nbdkit_cmdline
+test_nbdkit_cmdline_SOURCES = test_nbdkit_cmdline.c ../plugin/nbdkit_cmdline.c
+test_nbdkit_cmdline_LDADD = $(CHECK_LIBS)
 endif
 
-# Rebuild and scrub jobs, the control socket: the throttle's
-# delay as a pure function, and nbdkit stopping at once during a
+# The jobs' throttle (plugin/jobs.h: jobs_throttle_delay, the rate limit
+# of rebuilds and resyncs) as a pure function of one clock reading; and
+# (test-raid-rebuild-stop.sh) nbdkit stopping at once during a
 # throttled rebuild although the plugin's clock jumps (clock-skew.c, an
 # LD_PRELOAD shim).
 if HAVE_CHECK
-check_PROGRAMS += test_rebuild
-TESTS += test_rebuild
-test_rebuild_SOURCES = test_rebuild.c
-test_rebuild_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
+check_PROGRAMS += test_jobs
+TESTS += test_jobs
+test_jobs_SOURCES = test_jobs.c
+test_jobs_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
 check_LTLIBRARIES = libclockskew.la liballocfail.la
 libclockskew_la_SOURCES = lib/clock-skew.c
@@ -430,14 +431,14 @@ endif
 # A head reused for another row has a lock new to TSan's lock-order
 # checker (a rebuild window's false inversion, check-tsan in CI).
 if HAVE_CHECK
-check_PROGRAMS += test_stripe_lock_reuse
-TESTS += test_stripe_lock_reuse
-TSAN_TESTS += test_stripe_lock_reuse
-TSAN_CHECK_PROGS += test_stripe_lock_reuse
-test_stripe_lock_reuse_SOURCES = test_stripe_lock_reuse.c \
+check_PROGRAMS += test_stripe_cache_lock_reuse
+TESTS += test_stripe_cache_lock_reuse
+TSAN_TESTS += test_stripe_cache_lock_reuse
+TSAN_CHECK_PROGS += test_stripe_cache_lock_reuse
+test_stripe_cache_lock_reuse_SOURCES = test_stripe_cache_lock_reuse.c \
 	$(STRIPE_TEST_SOURCES)
-test_stripe_lock_reuse_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
-test_stripe_lock_reuse_LDADD = $(STRIPE_TEST_LDADD)
+test_stripe_cache_lock_reuse_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
+test_stripe_cache_lock_reuse_LDADD = $(STRIPE_TEST_LDADD)
 endif
 
 # Assembly refused after a member was set aside: a refusal, not a crash.

@@ -544,7 +544,7 @@ END_TEST
 
 /* Run ios (n of them) straight through the backend, with no memory, as
  * member_io_run would hand it a large share (member_io_run's own list is
- * tested in test_member_io.c; here its allocation must not hide the
+ * tested in test_member.c; here its allocation must not hide the
  * backend's).
  */
 static void

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Description: the stripe cache (plugin/stripe.c) against in-memory
+/* Description: the stripe cache (plugin/stripe.h: stripe_cache.c,
+ * stripe_write.c, stripe_recover.c, stripe_scrub.c) against in-memory
  * members (member_mem.c), checked by a reference that shares nothing
  * with the plugin's parity code.
  *

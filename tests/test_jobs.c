@@ -73,7 +73,7 @@ END_TEST
 int
 main (void)
 {
-  Suite *s = suite_create ("rebuild");
+  Suite *s = suite_create ("jobs");
   TCase *tc = tcase_create ("throttle");
   SRunner *sr;
   int failed;

@@ -1277,7 +1277,7 @@ END_TEST
 static Suite *
 metadata_suite (void)
 {
-  Suite *s = suite_create ("metadata");
+  Suite *s = suite_create ("md_super");
   TCase *tc = tcase_create ("md v1.x");
 
   tcase_add_test (tc, test_checksum_matches_kernel);

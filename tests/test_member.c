@@ -97,7 +97,7 @@ END_TEST
 int
 main (void)
 {
-  Suite *s = suite_create ("member_io");
+  Suite *s = suite_create ("member");
   TCase *tc = tcase_create ("batches");
   SRunner *sr;
   int failed;
