@@ -43,7 +43,7 @@
  * readonly=true is there to say it explicitly.
  *
  * If nbdkit's options change, the tables must follow; the test
- * test-raid-md-readonly.sh runs the spellings that matter, with nbdkit
+ * test-md-readonly.sh runs the spellings that matter, with nbdkit
  * started both directly and by the loader.
  */
 

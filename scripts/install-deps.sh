@@ -6,8 +6,8 @@
 # for check-asan and check-fuzz), gcc's libtsan (with gcc, for check-tsan)
 # and readelf (binutils, to find the loader nbdkit runs under).
 # python3-prometheus-client: Prometheus's own parser, which
-# tests/test-raid-ctl-metrics.py reads nbdkit-raid-ctl metrics with.
-# systemd: systemd-analyze, which tests/test-raid-systemd-verify.sh checks
+# tests/test-ctl-metrics.py reads nbdkit-raid-ctl metrics with.
+# systemd: systemd-analyze, which tests/test-systemd-verify.sh checks
 # the units with, and pkg-config's systemd.pc, which says where they go.
 set -e
 

@@ -43,144 +43,144 @@ EXTRA_DIST += test-member-nbd-tsan.sh
 # runs: one or two per path by which the plugin's bytes reach a member, a
 # client or the control socket (tests/Makefile.am says why not all).
 EXTRA_DIST += lib/raidcheck.py lib/faults.py lib/workload.py lib/mdsb.py
-TESTS += test-raid-dump-plugin.sh
-EXTRA_DIST += test-raid-dump-plugin.sh
-TESTS += test-raid-parity-impls.py
-EXTRA_DIST += test-raid-parity-impls.py
-TESTS += test-raid-exports.sh
-EXTRA_DIST += test-raid-exports.sh
-TESTS += test-raid-bad-input.sh
-VALGRIND_TESTS += test-raid-bad-input.sh
-EXTRA_DIST += test-raid-bad-input.sh
-TESTS += test-raid-shadow.sh
-VALGRIND_TESTS += test-raid-shadow.sh
-EXTRA_DIST += test-raid-shadow.sh
-TESTS += test-raid-concurrent.sh
-VALGRIND_TESTS += test-raid-concurrent.sh
-TSAN_TESTS += test-raid-concurrent.sh
-EXTRA_DIST += test-raid-concurrent.sh
-TESTS += test-raid-qemu.sh
-EXTRA_DIST += test-raid-qemu.sh
-TESTS += test-raid-ring-fallback.sh
-TSAN_TESTS += test-raid-ring-fallback.sh
-EXTRA_DIST += test-raid-ring-fallback.sh
-TESTS += test-raid-flush-enotsup.sh
-EXTRA_DIST += test-raid-flush-enotsup.sh
+TESTS += test-plugin-dump.sh
+EXTRA_DIST += test-plugin-dump.sh
+TESTS += test-parity-impls.py
+EXTRA_DIST += test-parity-impls.py
+TESTS += test-plugin-exports.sh
+EXTRA_DIST += test-plugin-exports.sh
+TESTS += test-bad-input.sh
+VALGRIND_TESTS += test-bad-input.sh
+EXTRA_DIST += test-bad-input.sh
+TESTS += test-io-shadow.sh
+VALGRIND_TESTS += test-io-shadow.sh
+EXTRA_DIST += test-io-shadow.sh
+TESTS += test-io-concurrent.sh
+VALGRIND_TESTS += test-io-concurrent.sh
+TSAN_TESTS += test-io-concurrent.sh
+EXTRA_DIST += test-io-concurrent.sh
+TESTS += test-qemu-img-io.sh
+EXTRA_DIST += test-qemu-img-io.sh
+TESTS += test-ring-fallback.sh
+TSAN_TESTS += test-ring-fallback.sh
+EXTRA_DIST += test-ring-fallback.sh
+TESTS += test-remote-flush-enotsup.sh
+EXTRA_DIST += test-remote-flush-enotsup.sh
 
 # Failure tests (issue 5): degraded reads and writes, members failing
 # under load, rebuild, scrub and the control socket.
 EXTRA_DIST += lib/fail_degraded.py
-TESTS += test-raid-fail-degraded-r5.py
-EXTRA_DIST += test-raid-fail-degraded-r5.py
-TESTS += test-raid-fail-degraded-r6.py
-EXTRA_DIST += test-raid-fail-degraded-r6.py
-TESTS += test-raid-fail-burst.py
-TSAN_TESTS += test-raid-fail-burst.py
-EXTRA_DIST += test-raid-fail-burst.py
+TESTS += test-fail-degraded-r5.py
+EXTRA_DIST += test-fail-degraded-r5.py
+TESTS += test-fail-degraded-r6.py
+EXTRA_DIST += test-fail-degraded-r6.py
+TESTS += test-fail-burst.py
+TSAN_TESTS += test-fail-burst.py
+EXTRA_DIST += test-fail-burst.py
 EXTRA_DIST += lib/fail_control.py
-TESTS += test-raid-fail-control-status.py
-TSAN_TESTS += test-raid-fail-control-status.py
-EXTRA_DIST += test-raid-fail-control-status.py
-TESTS += test-raid-fail-control-refused.py
-TSAN_TESTS += test-raid-fail-control-refused.py
-EXTRA_DIST += test-raid-fail-control-refused.py
-TESTS += test-raid-fail-control-rebuild.py
-VALGRIND_TESTS += test-raid-fail-control-rebuild.py
-TSAN_TESTS += test-raid-fail-control-rebuild.py
-EXTRA_DIST += test-raid-fail-control-rebuild.py
-TESTS += test-raid-fail-control-stop.py
-TSAN_TESTS += test-raid-fail-control-stop.py
-EXTRA_DIST += test-raid-fail-control-stop.py
-TESTS += test-raid-ctl-relative.sh
-EXTRA_DIST += test-raid-ctl-relative.sh
+TESTS += test-ctl-status.py
+TSAN_TESTS += test-ctl-status.py
+EXTRA_DIST += test-ctl-status.py
+TESTS += test-ctl-refused.py
+TSAN_TESTS += test-ctl-refused.py
+EXTRA_DIST += test-ctl-refused.py
+TESTS += test-ctl-fail-replace.py
+VALGRIND_TESTS += test-ctl-fail-replace.py
+TSAN_TESTS += test-ctl-fail-replace.py
+EXTRA_DIST += test-ctl-fail-replace.py
+TESTS += test-rebuild-stop.py
+TSAN_TESTS += test-rebuild-stop.py
+EXTRA_DIST += test-rebuild-stop.py
+TESTS += test-ctl-relative.sh
+EXTRA_DIST += test-ctl-relative.sh
 # What ops tools read: nbdkit-raid-ctl metrics (Prometheus) against the
 # status JSON and known requests, and show's and wait's finish estimate.
-TESTS += test-raid-ctl-metrics.py
-VALGRIND_TESTS += test-raid-ctl-metrics.py
-EXTRA_DIST += test-raid-ctl-metrics.py
+TESTS += test-ctl-metrics.py
+VALGRIND_TESTS += test-ctl-metrics.py
+EXTRA_DIST += test-ctl-metrics.py
 # The service (systemd/): the units pass systemd-analyze verify, and
 # nbdkit started as the units start it leaves the array clean on SIGTERM,
 # even with a client that stays connected.
-TESTS += test-raid-systemd-verify.sh
-EXTRA_DIST += test-raid-systemd-verify.sh
-TESTS += test-raid-service-stop.py
-EXTRA_DIST += test-raid-service-stop.py
-TESTS += test-raid-fail-scrub.py
-EXTRA_DIST += test-raid-fail-scrub.py
+TESTS += test-systemd-verify.sh
+EXTRA_DIST += test-systemd-verify.sh
+TESTS += test-systemd-stop.py
+EXTRA_DIST += test-systemd-stop.py
+TESTS += test-scrub-repair.py
+EXTRA_DIST += test-scrub-repair.py
 EXTRA_DIST += lib/fail_rebuild.py
-TESTS += test-raid-fail-rebuild-second.py
-TSAN_TESTS += test-raid-fail-rebuild-second.py
-EXTRA_DIST += test-raid-fail-rebuild-second.py
-TESTS += test-raid-fail-rebuild-again.py
-TSAN_TESTS += test-raid-fail-rebuild-again.py
-EXTRA_DIST += test-raid-fail-rebuild-again.py
+TESTS += test-rebuild-fail-second.py
+TSAN_TESTS += test-rebuild-fail-second.py
+EXTRA_DIST += test-rebuild-fail-second.py
+TESTS += test-rebuild-fail-again.py
+TSAN_TESTS += test-rebuild-fail-again.py
+EXTRA_DIST += test-rebuild-fail-again.py
 
 # Remote members (NBD URIs): faults.py serves each member through its own
 # nbdkit (error and delay filters) so that tests can fail, kill, stop and
 # restart it.
-TESTS += test-raid-remote-shadow.py
-VALGRIND_TESTS += test-raid-remote-shadow.py
-TSAN_TESTS += test-raid-remote-shadow.py
-EXTRA_DIST += test-raid-remote-shadow.py
+TESTS += test-remote-shadow.py
+VALGRIND_TESTS += test-remote-shadow.py
+TSAN_TESTS += test-remote-shadow.py
+EXTRA_DIST += test-remote-shadow.py
 EXTRA_DIST += lib/remote_eio.py
-TESTS += test-raid-remote-eio-reads.py
-TSAN_TESTS += test-raid-remote-eio-reads.py
-EXTRA_DIST += test-raid-remote-eio-reads.py
-TESTS += test-raid-remote-eio-writes.py
-VALGRIND_TESTS += test-raid-remote-eio-writes.py
-TSAN_TESTS += test-raid-remote-eio-writes.py
-EXTRA_DIST += test-raid-remote-eio-writes.py
-TESTS += test-raid-remote-kill.py
-VALGRIND_TESTS += test-raid-remote-kill.py
-TSAN_TESTS += test-raid-remote-kill.py
-EXTRA_DIST += test-raid-remote-kill.py
+TESTS += test-remote-eio-reads.py
+TSAN_TESTS += test-remote-eio-reads.py
+EXTRA_DIST += test-remote-eio-reads.py
+TESTS += test-remote-eio-writes.py
+VALGRIND_TESTS += test-remote-eio-writes.py
+TSAN_TESTS += test-remote-eio-writes.py
+EXTRA_DIST += test-remote-eio-writes.py
+TESTS += test-remote-kill.py
+VALGRIND_TESTS += test-remote-kill.py
+TSAN_TESTS += test-remote-kill.py
+EXTRA_DIST += test-remote-kill.py
 EXTRA_DIST += lib/remote_hang.py
-TESTS += test-raid-remote-slow.py
-TSAN_TESTS += test-raid-remote-slow.py
-EXTRA_DIST += test-raid-remote-slow.py
-TESTS += test-raid-remote-hang.py
-TSAN_TESTS += test-raid-remote-hang.py
-EXTRA_DIST += test-raid-remote-hang.py
+TESTS += test-remote-slow.py
+TSAN_TESTS += test-remote-slow.py
+EXTRA_DIST += test-remote-slow.py
+TESTS += test-remote-hang.py
+TSAN_TESTS += test-remote-hang.py
+EXTRA_DIST += test-remote-hang.py
 # remote_restart.py: a member's server restarted over the same disk or
 # another, for each of these.
 EXTRA_DIST += lib/remote_restart.py
-TESTS += test-raid-remote-restart.py
-TSAN_TESTS += test-raid-remote-restart.py
-EXTRA_DIST += test-raid-remote-restart.py
-TESTS += test-raid-remote-restart-raw.py
-TSAN_TESTS += test-raid-remote-restart-raw.py
-EXTRA_DIST += test-raid-remote-restart-raw.py
-TESTS += test-raid-remote-restart-unflushed.py
-TSAN_TESTS += test-raid-remote-restart-unflushed.py
-EXTRA_DIST += test-raid-remote-restart-unflushed.py
-TESTS += test-raid-remote-identity-empty.py
-TSAN_TESTS += test-raid-remote-identity-empty.py
-EXTRA_DIST += test-raid-remote-identity-empty.py
-TESTS += test-raid-remote-identity-bigger.py
-TSAN_TESTS += test-raid-remote-identity-bigger.py
-EXTRA_DIST += test-raid-remote-identity-bigger.py
-TESTS += test-raid-remote-identity-older.py
-TSAN_TESTS += test-raid-remote-identity-older.py
-EXTRA_DIST += test-raid-remote-identity-older.py
-TESTS += test-raid-remote-alias.sh
-EXTRA_DIST += test-raid-remote-alias.sh
-TESTS += test-raid-remote-blocksize.py
-EXTRA_DIST += test-raid-remote-blocksize.py
-TESTS += test-raid-remote-noflush.sh
-EXTRA_DIST += test-raid-remote-noflush.sh
+TESTS += test-remote-restart.py
+TSAN_TESTS += test-remote-restart.py
+EXTRA_DIST += test-remote-restart.py
+TESTS += test-remote-restart-raw.py
+TSAN_TESTS += test-remote-restart-raw.py
+EXTRA_DIST += test-remote-restart-raw.py
+TESTS += test-remote-restart-unflushed.py
+TSAN_TESTS += test-remote-restart-unflushed.py
+EXTRA_DIST += test-remote-restart-unflushed.py
+TESTS += test-remote-identity-empty.py
+TSAN_TESTS += test-remote-identity-empty.py
+EXTRA_DIST += test-remote-identity-empty.py
+TESTS += test-remote-identity-bigger.py
+TSAN_TESTS += test-remote-identity-bigger.py
+EXTRA_DIST += test-remote-identity-bigger.py
+TESTS += test-remote-identity-older.py
+TSAN_TESTS += test-remote-identity-older.py
+EXTRA_DIST += test-remote-identity-older.py
+TESTS += test-remote-alias.sh
+EXTRA_DIST += test-remote-alias.sh
+TESTS += test-remote-blocksize.py
+EXTRA_DIST += test-remote-blocksize.py
+TESTS += test-remote-noflush.sh
+EXTRA_DIST += test-remote-noflush.sh
 # Issue 14: a remote member's requests share few connections (at most
 # two per member) with many in flight on each, not one connection per
 # nbdkit thread (the log filter's lines on each member server count them).
-TESTS += test-raid-nbd-shared-conn.py
-EXTRA_DIST += test-raid-nbd-shared-conn.py
-TESTS += test-raid-fail-random.py
-VALGRIND_TESTS += test-raid-fail-random.py
-TSAN_TESTS += test-raid-fail-random.py
-EXTRA_DIST += test-raid-fail-random.py
+TESTS += test-remote-shared-conn.py
+EXTRA_DIST += test-remote-shared-conn.py
+TESTS += test-fail-random.py
+VALGRIND_TESTS += test-fail-random.py
+TSAN_TESTS += test-fail-random.py
+EXTRA_DIST += test-fail-random.py
 # The randomized test's module, and the seeds that ever failed, replayed.
 EXTRA_DIST += lib/raidfail_random.py lib/random-seeds.regress
-TESTS += test-raid-fail-random-regress.py
-EXTRA_DIST += test-raid-fail-random-regress.py
+TESTS += test-fail-random-regress.py
+EXTRA_DIST += test-fail-random-regress.py
 
 # md v1.2 superblocks (plugin/md_super.c, and the bitmap's superblock:
 # plugin/md_bitmap_super.c): hand-built superblocks, the
@@ -231,55 +231,55 @@ EXTRA_DIST += vm/test-vm-nbd-client.sh
 # go on (md-functions.sh and shadow_client.py: their helpers); the
 # write-intent bitmap (md_bitmap.py: what its tests share).
 EXTRA_DIST += lib/md-functions.sh lib/shadow_client.py
-TESTS += test-raid-md-create.sh
-VALGRIND_TESTS += test-raid-md-create.sh
-EXTRA_DIST += test-raid-md-create.sh
+TESTS += test-md-create.sh
+VALGRIND_TESTS += test-md-create.sh
+EXTRA_DIST += test-md-create.sh
 # md v1.0 and v1.1 (issue 16): their places, bitmaps and data offsets;
 # a member with two superblocks, and the parameter; re-add and replace.
-TESTS += test-raid-md-versions.sh
-EXTRA_DIST += test-raid-md-versions.sh
-TESTS += test-raid-md-versions-refused.sh
-EXTRA_DIST += test-raid-md-versions-refused.sh
-TESTS += test-raid-md-versions-replace.sh
-EXTRA_DIST += test-raid-md-versions-replace.sh
-TESTS += test-raid-md-left-out.sh
-EXTRA_DIST += test-raid-md-left-out.sh
-TESTS += test-raid-md-refused.sh
-EXTRA_DIST += test-raid-md-refused.sh
-TESTS += test-raid-md-events.sh
-VALGRIND_TESTS += test-raid-md-events.sh
-EXTRA_DIST += test-raid-md-events.sh
-TESTS += test-raid-md-clean.sh
-EXTRA_DIST += test-raid-md-clean.sh
-TESTS += test-raid-md-resync-resume.sh
-EXTRA_DIST += test-raid-md-resync-resume.sh
-TESTS += test-raid-md-fail-crash.py
-TSAN_TESTS += test-raid-md-fail-crash.py
-EXTRA_DIST += test-raid-md-fail-crash.py
+TESTS += test-md-versions.sh
+EXTRA_DIST += test-md-versions.sh
+TESTS += test-md-versions-refused.sh
+EXTRA_DIST += test-md-versions-refused.sh
+TESTS += test-md-versions-replace.sh
+EXTRA_DIST += test-md-versions-replace.sh
+TESTS += test-md-left-out.sh
+EXTRA_DIST += test-md-left-out.sh
+TESTS += test-md-refused.sh
+EXTRA_DIST += test-md-refused.sh
+TESTS += test-md-events.sh
+VALGRIND_TESTS += test-md-events.sh
+EXTRA_DIST += test-md-events.sh
+TESTS += test-md-clean.sh
+EXTRA_DIST += test-md-clean.sh
+TESTS += test-md-resync-resume.sh
+EXTRA_DIST += test-md-resync-resume.sh
+TESTS += test-md-fail-crash.py
+TSAN_TESTS += test-md-fail-crash.py
+EXTRA_DIST += test-md-fail-crash.py
 EXTRA_DIST += lib/md_bitmap.py
-TESTS += test-raid-md-bitmap-create.py
-TSAN_TESTS += test-raid-md-bitmap-create.py
-EXTRA_DIST += test-raid-md-bitmap-create.py
-TESTS += test-raid-md-bitmap-dirty.py
-VALGRIND_TESTS += test-raid-md-bitmap-dirty.py
-TSAN_TESTS += test-raid-md-bitmap-dirty.py
-EXTRA_DIST += test-raid-md-bitmap-dirty.py
-TESTS += test-raid-md-bitmap-clean.py
-TSAN_TESTS += test-raid-md-bitmap-clean.py
-EXTRA_DIST += test-raid-md-bitmap-clean.py
-TESTS += test-raid-md-bitmap-stale.py
-TSAN_TESTS += test-raid-md-bitmap-stale.py
-EXTRA_DIST += test-raid-md-bitmap-stale.py
-TESTS += test-raid-md-bitmap-corrupt.py
-TSAN_TESTS += test-raid-md-bitmap-corrupt.py
-EXTRA_DIST += test-raid-md-bitmap-corrupt.py
-TESTS += test-raid-md-bitmap-none.py
-TSAN_TESTS += test-raid-md-bitmap-none.py
-EXTRA_DIST += test-raid-md-bitmap-none.py
-TESTS += test-raid-md-foreign.sh
-EXTRA_DIST += test-raid-md-foreign.sh
-TESTS += test-raid-replace-foreign.sh
-EXTRA_DIST += test-raid-replace-foreign.sh
+TESTS += test-bitmap-create.py
+TSAN_TESTS += test-bitmap-create.py
+EXTRA_DIST += test-bitmap-create.py
+TESTS += test-bitmap-dirty.py
+VALGRIND_TESTS += test-bitmap-dirty.py
+TSAN_TESTS += test-bitmap-dirty.py
+EXTRA_DIST += test-bitmap-dirty.py
+TESTS += test-bitmap-clean.py
+TSAN_TESTS += test-bitmap-clean.py
+EXTRA_DIST += test-bitmap-clean.py
+TESTS += test-bitmap-stale.py
+TSAN_TESTS += test-bitmap-stale.py
+EXTRA_DIST += test-bitmap-stale.py
+TESTS += test-bitmap-corrupt.py
+TSAN_TESTS += test-bitmap-corrupt.py
+EXTRA_DIST += test-bitmap-corrupt.py
+TESTS += test-bitmap-none.py
+TSAN_TESTS += test-bitmap-none.py
+EXTRA_DIST += test-bitmap-none.py
+TESTS += test-md-foreign.sh
+EXTRA_DIST += test-md-foreign.sh
+TESTS += test-replace-foreign.sh
+EXTRA_DIST += test-replace-foreign.sh
 EXTRA_DIST += vm/guest-md-check.sh
 TESTS += vm/test-vm-plugin-to-mdadm.sh
 EXTRA_DIST += vm/test-vm-plugin-to-mdadm.sh
@@ -317,19 +317,19 @@ EXTRA_DIST += vm/test-vm-nbd-multiconn.sh vm/guest-nbd-multiconn.sh \
 # Issue 11: md superblocks crafted with a correct checksum but impossible
 # fields are refused at start-up, naming the member; mdsb.py reads and
 # changes superblocks independently of the plugin.
-TESTS += test-raid-md-crafted.sh
-VALGRIND_TESTS += test-raid-md-crafted.sh
-EXTRA_DIST += test-raid-md-crafted.sh
-TESTS += test-raid-md-replace-cycles.py
-EXTRA_DIST += test-raid-md-replace-cycles.py
-TESTS += test-raid-md-unclean-rebuilding.sh
-EXTRA_DIST += test-raid-md-unclean-rebuilding.sh
-TESTS += test-raid-md-create-refused.sh
-EXTRA_DIST += test-raid-md-create-refused.sh
-TESTS += test-raid-md-readonly.sh
-EXTRA_DIST += test-raid-md-readonly.sh
-TESTS += test-raid-cmdline-options.sh
-EXTRA_DIST += test-raid-cmdline-options.sh
+TESTS += test-md-crafted.sh
+VALGRIND_TESTS += test-md-crafted.sh
+EXTRA_DIST += test-md-crafted.sh
+TESTS += test-md-replace-cycles.py
+EXTRA_DIST += test-md-replace-cycles.py
+TESTS += test-md-unclean-rebuilding.sh
+EXTRA_DIST += test-md-unclean-rebuilding.sh
+TESTS += test-md-create-refused.sh
+EXTRA_DIST += test-md-create-refused.sh
+TESTS += test-md-readonly.sh
+EXTRA_DIST += test-md-readonly.sh
+TESTS += test-cmdline-options.sh
+EXTRA_DIST += test-cmdline-options.sh
 
 # nbdkit -r read from the command line (plugin/nbdkit_cmdline.c).
 if HAVE_CHECK
@@ -341,7 +341,7 @@ endif
 
 # The jobs' throttle (plugin/jobs.h: jobs_throttle_delay, the rate limit
 # of rebuilds and resyncs) as a pure function of one clock reading; and
-# (test-raid-rebuild-stop.sh) nbdkit stopping at once during a
+# (test-rebuild-stop-clock-skew.sh) nbdkit stopping at once during a
 # throttled rebuild although the plugin's clock jumps (clock-skew.c, an
 # LD_PRELOAD shim).
 if HAVE_CHECK
@@ -359,37 +359,37 @@ libclockskew_la_LIBADD = -ldl
 liballocfail_la_SOURCES = lib/alloc-fail.c
 liballocfail_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
 liballocfail_la_LIBADD = -ldl
-TESTS += test-raid-read-nomem.sh
-EXTRA_DIST += test-raid-read-nomem.sh
-TESTS += test-raid-read-bounce-pool.sh
-EXTRA_DIST += test-raid-read-bounce-pool.sh
-TESTS += test-raid-trim-memory.sh
-EXTRA_DIST += test-raid-trim-memory.sh
-TESTS += test-raid-rebuild-stop.sh
-EXTRA_DIST += test-raid-rebuild-stop.sh
-TESTS += test-raid-ctl-scrub-refused.py
-TSAN_TESTS += test-raid-ctl-scrub-refused.py
-EXTRA_DIST += test-raid-ctl-scrub-refused.py
-TESTS += test-raid-ctl-scrub-stop-last.py
-TSAN_TESTS += test-raid-ctl-scrub-stop-last.py
-EXTRA_DIST += test-raid-ctl-scrub-stop-last.py
-TESTS += test-raid-ctl-fail-rebuilding.py
-TSAN_TESTS += test-raid-ctl-fail-rebuilding.py
-EXTRA_DIST += test-raid-ctl-fail-rebuilding.py
-TESTS += test-raid-ctl-replace-scrub.py
-TSAN_TESTS += test-raid-ctl-replace-scrub.py
-EXTRA_DIST += test-raid-ctl-replace-scrub.py
-TESTS += test-raid-ctl-clients.py
-TSAN_TESTS += test-raid-ctl-clients.py
-EXTRA_DIST += test-raid-ctl-clients.py
-TESTS += test-raid-ctl-input.sh
-VALGRIND_TESTS += test-raid-ctl-input.sh
-EXTRA_DIST += test-raid-ctl-input.sh
-TESTS += test-raid-ctl-path.sh
-EXTRA_DIST += test-raid-ctl-path.sh
-TESTS += test-raid-ctl-replace-fds.py
-TSAN_TESTS += test-raid-ctl-replace-fds.py
-EXTRA_DIST += test-raid-ctl-replace-fds.py
+TESTS += test-memory-read-enomem.sh
+EXTRA_DIST += test-memory-read-enomem.sh
+TESTS += test-memory-bounce-pool.sh
+EXTRA_DIST += test-memory-bounce-pool.sh
+TESTS += test-memory-trim.sh
+EXTRA_DIST += test-memory-trim.sh
+TESTS += test-rebuild-stop-clock-skew.sh
+EXTRA_DIST += test-rebuild-stop-clock-skew.sh
+TESTS += test-scrub-refused.py
+TSAN_TESTS += test-scrub-refused.py
+EXTRA_DIST += test-scrub-refused.py
+TESTS += test-scrub-stop-last.py
+TSAN_TESTS += test-scrub-stop-last.py
+EXTRA_DIST += test-scrub-stop-last.py
+TESTS += test-ctl-fail-rebuilding.py
+TSAN_TESTS += test-ctl-fail-rebuilding.py
+EXTRA_DIST += test-ctl-fail-rebuilding.py
+TESTS += test-replace-scrub.py
+TSAN_TESTS += test-replace-scrub.py
+EXTRA_DIST += test-replace-scrub.py
+TESTS += test-ctl-clients.py
+TSAN_TESTS += test-ctl-clients.py
+EXTRA_DIST += test-ctl-clients.py
+TESTS += test-ctl-input.sh
+VALGRIND_TESTS += test-ctl-input.sh
+EXTRA_DIST += test-ctl-input.sh
+TESTS += test-ctl-path.sh
+EXTRA_DIST += test-ctl-path.sh
+TESTS += test-replace-fds.py
+TSAN_TESTS += test-replace-fds.py
+EXTRA_DIST += test-replace-fds.py
 
 # MEMBER_MEM_SOURCES: in-memory members, and stubs for the real backends
 # (member_stubs.c says why), for every unit test above the members.
@@ -442,8 +442,8 @@ test_stripe_cache_lock_reuse_LDADD = $(STRIPE_TEST_LDADD)
 endif
 
 # Assembly refused after a member was set aside: a refusal, not a crash.
-TESTS += test-raid-md-claimed-twice.sh
-EXTRA_DIST += test-raid-md-claimed-twice.sh
+TESTS += test-md-claimed-twice.sh
+EXTRA_DIST += test-md-claimed-twice.sh
 
 # The plugin's files call each other one way only (issue 12): the
 # file-level graph from the objects' symbols, printed, with no cycle and
@@ -521,19 +521,19 @@ EXTRA_DIST += lib/bench-smoke.sh test-bench-smoke-e2e.sh \
 
 # Block devices (loop devices) are opened with O_DIRECT by default, with
 # their logical block size as alignment.
-TESTS += test-raid-blockdev.sh
-VALGRIND_TESTS += test-raid-blockdev.sh
-EXTRA_DIST += test-raid-blockdev.sh
+TESTS += test-blockdev.sh
+VALGRIND_TESTS += test-blockdev.sh
+EXTRA_DIST += test-blockdev.sh
 
 # A rebuild punches the rows every other member holds as holes.
-TESTS += test-raid-rebuild-sparse.py
-VALGRIND_TESTS += test-raid-rebuild-sparse.py
-EXTRA_DIST += test-raid-rebuild-sparse.py
+TESTS += test-rebuild-sparse.py
+VALGRIND_TESTS += test-rebuild-sparse.py
+EXTRA_DIST += test-rebuild-sparse.py
 
 # A two-thread rebuild moves the recovery offset only over written rows.
-TESTS += test-raid-rebuild-order.py
-TSAN_TESTS += test-raid-rebuild-order.py
-EXTRA_DIST += test-raid-rebuild-order.py
+TESTS += test-rebuild-order.py
+TSAN_TESTS += test-rebuild-order.py
+EXTRA_DIST += test-rebuild-order.py
 
 # The in-memory record of missed rows (plugin/missed_rows.c) that arrays
 # without an on-disk bitmap re-add from.
@@ -552,58 +552,58 @@ endif
 # cannot vouch for, refused with nothing written; a member that fails
 # again during its re-add stays failed.
 EXTRA_DIST += lib/readd.py
-TESTS += test-raid-ctl-readd.py
-VALGRIND_TESTS += test-raid-ctl-readd.py
-TSAN_TESTS += test-raid-ctl-readd.py
-EXTRA_DIST += test-raid-ctl-readd.py
-TESTS += test-raid-ctl-readd-other-disk.py
-TSAN_TESTS += test-raid-ctl-readd-other-disk.py
-EXTRA_DIST += test-raid-ctl-readd-other-disk.py
-TESTS += test-raid-ctl-readd-uncovered.py
-TSAN_TESTS += test-raid-ctl-readd-uncovered.py
-EXTRA_DIST += test-raid-ctl-readd-uncovered.py
-TESTS += test-raid-ctl-readd-fail-again.py
-TSAN_TESTS += test-raid-ctl-readd-fail-again.py
-EXTRA_DIST += test-raid-ctl-readd-fail-again.py
-TESTS += test-raid-ctl-readd-restart.py
-TSAN_TESTS += test-raid-ctl-readd-restart.py
-EXTRA_DIST += test-raid-ctl-readd-restart.py
-TESTS += test-raid-ctl-readd-load.py
-TSAN_TESTS += test-raid-ctl-readd-load.py
-EXTRA_DIST += test-raid-ctl-readd-load.py
-TESTS += test-raid-ctl-readd-relative.sh
-EXTRA_DIST += test-raid-ctl-readd-relative.sh
-TESTS += test-raid-ctl-readd-two.py
-TSAN_TESTS += test-raid-ctl-readd-two.py
-EXTRA_DIST += test-raid-ctl-readd-two.py
-TESTS += test-raid-ctl-readd-was-rebuilding.py
-EXTRA_DIST += test-raid-ctl-readd-was-rebuilding.py
-TESTS += test-raid-readd-startup.py
-EXTRA_DIST += test-raid-readd-startup.py
+TESTS += test-readd.py
+VALGRIND_TESTS += test-readd.py
+TSAN_TESTS += test-readd.py
+EXTRA_DIST += test-readd.py
+TESTS += test-readd-other-disk.py
+TSAN_TESTS += test-readd-other-disk.py
+EXTRA_DIST += test-readd-other-disk.py
+TESTS += test-readd-uncovered.py
+TSAN_TESTS += test-readd-uncovered.py
+EXTRA_DIST += test-readd-uncovered.py
+TESTS += test-readd-fail-again.py
+TSAN_TESTS += test-readd-fail-again.py
+EXTRA_DIST += test-readd-fail-again.py
+TESTS += test-readd-restart.py
+TSAN_TESTS += test-readd-restart.py
+EXTRA_DIST += test-readd-restart.py
+TESTS += test-readd-load.py
+TSAN_TESTS += test-readd-load.py
+EXTRA_DIST += test-readd-load.py
+TESTS += test-readd-relative.sh
+EXTRA_DIST += test-readd-relative.sh
+TESTS += test-readd-two.py
+TSAN_TESTS += test-readd-two.py
+EXTRA_DIST += test-readd-two.py
+TESTS += test-readd-was-rebuilding.py
+EXTRA_DIST += test-readd-was-rebuilding.py
+TESTS += test-readd-startup.py
+EXTRA_DIST += test-readd-startup.py
 
 # A stale member whose slot another disk took since is left out at
 # start-up, not re-added beside it (two members, one dev_number).
-TESTS += test-raid-readd-startup-slot.py
-EXTRA_DIST += test-raid-readd-startup-slot.py
-TESTS += test-raid-readd-auto.py
-TSAN_TESTS += test-raid-readd-auto.py
-EXTRA_DIST += test-raid-readd-auto.py
-TESTS += test-raid-readd-auto-other.py
-EXTRA_DIST += test-raid-readd-auto-other.py
-TESTS += test-raid-readd-auto-refused.py
-EXTRA_DIST += test-raid-readd-auto-refused.py
-TESTS += test-raid-readd-writes-fail.py
-EXTRA_DIST += test-raid-readd-writes-fail.py
+TESTS += test-readd-startup-slot.py
+EXTRA_DIST += test-readd-startup-slot.py
+TESTS += test-readd-auto.py
+TSAN_TESTS += test-readd-auto.py
+EXTRA_DIST += test-readd-auto.py
+TESTS += test-readd-auto-other.py
+EXTRA_DIST += test-readd-auto-other.py
+TESTS += test-readd-auto-refused.py
+EXTRA_DIST += test-readd-auto-refused.py
+TESTS += test-readd-writes-fail.py
+EXTRA_DIST += test-readd-writes-fail.py
 # Arrays without an on-disk bitmap (raw, bitmap=none) re-add from the
 # record of missed rows kept in memory.
 # A member that fails right after the array went clean (md's count back
 # down below the last clearing's) is still re-added, as md lowers
 # events_cleared with the count.
-TESTS += test-raid-ctl-readd-after-clean.py
-EXTRA_DIST += test-raid-ctl-readd-after-clean.py
-TESTS += test-raid-readd-memory.py
-TSAN_TESTS += test-raid-readd-memory.py
-EXTRA_DIST += test-raid-readd-memory.py
+TESTS += test-readd-after-clean.py
+EXTRA_DIST += test-readd-after-clean.py
+TESTS += test-readd-memory.py
+TSAN_TESTS += test-readd-memory.py
+EXTRA_DIST += test-readd-memory.py
 
 # Extents (base:allocation, issue 16): which rows are holes
 # (plugin/extents.c), against in-memory members that keep allocation by
@@ -621,13 +621,13 @@ test_extents_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
 # The same through nbdkit: nbdinfo --map, a sparse nbdcopy, degraded,
 # rebuilt, and with a member that cannot tell.
-TESTS += test-raid-extents.py
-EXTRA_DIST += test-raid-extents.py
+TESTS += test-extents.py
+EXTRA_DIST += test-extents.py
 # qemu-img convert from the export (extents: only the data read, the
 # time with and without printed) and to it (--target-is-zero, -S).
-TESTS += test-raid-qemu-img-sparse.py
-EXTRA_DIST += test-raid-qemu-img-sparse.py
+TESTS += test-qemu-img-sparse.py
+EXTRA_DIST += test-qemu-img-sparse.py
 # qemu's reconnect-delay across a restart of nbdkit: SIGKILL survived,
 # SIGTERM answered with ESHUTDOWN (nbdkit 1.32), no delay no survival.
-TESTS += test-raid-qemu-reconnect.sh
-EXTRA_DIST += test-raid-qemu-reconnect.sh
+TESTS += test-qemu-reconnect.sh
+EXTRA_DIST += test-qemu-reconnect.sh

@@ -8,7 +8,7 @@
  * a disk's first and last bytes, exactly as signature_probe reads them.
  * Random images must never match: replacements in the randomized tests are
  * full of noise, and a false positive refuses a good disk.  The probe's
- * I/O (signature_probe) is covered by tests/test-raid-md-foreign.sh on
+ * I/O (signature_probe) is covered by tests/test-md-foreign.sh on
  * real files with real mkfs.ext4, mkswap and sfdisk output.
  */
 

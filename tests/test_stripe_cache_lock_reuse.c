@@ -9,7 +9,7 @@
  * if the reused head kept its mutex, the two windows below took the same
  * two mutexes in opposite orders, and TSan reported a lock-order
  * inversion that no row order can produce (check-tsan failed on
- * test-raid-fail-random.py so, in CI on 2026-12-05).  The cache now makes
+ * test-fail-random.py so, in CI on 2026-12-05).  The cache now makes
  * the lock anew when it reuses a head.
  *
  * Under make check this checks only that the heads are reused in the

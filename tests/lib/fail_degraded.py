@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """fail_degraded.run(configs): degraded arrays serve every byte (run by
-test-raid-fail-degraded-r5.py and -r6.py).
+test-fail-degraded-r5.py and -r6.py).
 
 For each configuration (level, members, layout, chunk, data offset) an
 array is filled with random data; then every single member, and for

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""What test-raid-fail-rebuild-*.py share: four clients on their own
+"""What test-rebuild-fail-*.py share: four clients on their own
 connections keep writing, zeroing, flushing and reading back their own
 pieces of the array (every stripe is shared, workload.Load) while
 members are failed, replaced by files full of noise and rebuilt at a

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-# Helpers sourced by every shell test (test-raid-*.sh).
+# Helpers sourced by every shell test (tests/test-*.sh, tests/vm/test-vm-*.sh).
 #
 # What a test gets by sourcing this file:
 #   - set -e, and PATH with /usr/bin first: nbdsh and the nbd Python module

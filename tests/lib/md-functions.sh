@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-# Helpers of the md superblock tests (test-raid-md-*.sh), sourced after
+# Helpers of the md superblock tests (test-md-*.sh), sourced after
 # functions.sh.  Members are 4M, chunks 64K; md's default data offset
 # (1M) and layout (left-symmetric).
 #

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""What the test-raid-md-bitmap-*.py tests share: md's write-intent bitmap
+"""What the test-bitmap-*.py tests share: md's write-intent bitmap
 (internal, md-bitmap.c's format), end to end.
 
 Two arrays, each test runs both: RAID-6 (5 members, chunk 64K, one bit

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """raidfail_random: the randomized test of everything at once (run by
-tests/test-raid-fail-random.py and test-raid-fail-random-regress.py).
+tests/test-fail-random.py and test-fail-random-regress.py).
 
 Thousands of operations drawn from one seed mix client I/O (writes of
 every size and alignment, FUA, zeroes, trims, flushes, spot reads against
@@ -33,7 +33,7 @@ names one, so a seed replays with its mix.
 
 Modes:
   one(t)                       one run from the test's seed (RAID_TEST_SEED
-                               replays it; test-raid-fail-random.py)
+                               replays it; test-fail-random.py)
   regress(t, FILE)             every line of FILE (random-seeds.regress;
                                RAID_TEST_REGRESS names another)
   soak(t, N)                   fresh seeds for N minutes, stopping at the
@@ -746,7 +746,7 @@ def soak(t, minutes):
         except BaseException:
             faults.log("soak: seed %d (mix %s) FAILED after %d seeds passed; "
                        "replay: RAID_TEST_SEED=%d RAID_TEST_MIX=%s "
-                       "tests/test-raid-fail-random.py"
+                       "make -C tests check TESTS=test-fail-random.py"
                        % (seed, mix, seeds, seed, mix))
             raise
         shutil.rmtree(work, ignore_errors=True)

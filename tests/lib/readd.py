@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""What the test-raid-ctl-readd-*.py tests share: an md array with a
-write-intent bitmap whose member 1 is served over NBD by its own nbdkit
-behind the error filter, the others local files, and the control socket.
+"""What the test-readd-*.py tests (all but auto-refused) share: an md
+array with a write-intent bitmap whose member 1 is served over NBD by its
+own nbdkit behind the error filter, the others local files, and the
+control socket.
 
 Two shapes (CASES): RAID-6 of 5 members, chunk 64K, one bit per row; and
 RAID-5 of 4, chunk 32K, 128K per bit (four rows per bit).  bitmap-delay=1

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""What test-raid-remote-eio-*.py share: arrays with a remote member
+"""What test-remote-eio-*.py share: arrays with a remote member
 whose reads or writes return EIO (nbdkit's error filter, switched on and
 off by a trigger file), filled with random data.  No request may take
 longer than SLOW seconds.

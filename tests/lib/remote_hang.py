@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""What test-raid-remote-slow.py and -hang.py share: a member that does
+"""What test-remote-slow.py and -hang.py share: a member that does
 not answer in time, member-timeout=2: a request that needs it is served
 without it within 4 s, never left hanging; requests that avoid it stay
 fast.

@@ -26,8 +26,8 @@ once it is checked to be the disk the array knows):
               (raw same: nothing proves a restarted server still holds a
               raw member's data, so it is failed too.)
 
-Run by test-raid-remote-restart.py (md same), -restart-raw.py (raw same)
-and test-raid-remote-identity-{empty,bigger,older}.py.
+Run by test-remote-restart.py (md same), -restart-raw.py (raw same)
+and test-remote-identity-{empty,bigger,older}.py.
 """
 
 import shutil

@@ -10,7 +10,7 @@
  * 4 KiB fault at a time: 49152 faults, 1.6 s of a 2-core machine for
  * every nbdkit under make check-asan (nbdkit -U - raid level=6 ... --run
  * true: 1.62 s; 0.44 to 0.68 s with this shim), two thirds of
- * test-raid-md-refused.sh's time there.  Marked MADV_HUGEPAGE, the same
+ * test-md-refused.sh's time there.  Marked MADV_HUGEPAGE, the same
  * read maps the huge zero page, 2 MiB per fault, when the kernel's
  * transparent huge pages are "madvise" or "always" (Debian's default is
  * madvise); where they are "never" this changes nothing.  Only the part

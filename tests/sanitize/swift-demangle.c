@@ -13,7 +13,7 @@
  * translates its message and so takes the same locale lock for reading.
  * The lock ends up corrupted, and the first later user of it hangs: every
  * nbdkit that exits on an error (a refused parameter, a missing member:
- * what tests/test-raid-bad-input.sh does forty times) hung at exit in
+ * what tests/test-bad-input.sh does forty times) hung at exit in
  * p11-kit's destructor.  With swift_demangle defined, dlsym() succeeds,
  * dlerror() has nothing to translate, and the lock is never taken twice.
  *

@@ -18,7 +18,7 @@
 #      resyncs what its write-intent bitmap marks.  (Not SIGTERM: nbdkit
 #      1.32 then answers the requests that come while it stops with
 #      ESHUTDOWN, which qemu passes to the guest as I/O errors, and ext4
-#      aborts its journal; test-raid-qemu-reconnect.sh shows both, and
+#      aborts its journal; test-qemu-reconnect.sh shows both, and
 #      the man page's SERVICE says what to do);
 #   4. the guest is told to stop (a word written on a second disk).
 # Each step must see the guest's writes go on (its progress lines).  The

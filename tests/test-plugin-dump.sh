@@ -6,7 +6,7 @@
 # superblock versions it reads and writes.  --help documents every
 # parameter, and the parameters that params.c takes are the ones the man
 # page documents; --help's control= names every control command.
-# (test-raid-parity-impls.py forces each implementation listed.)
+# (test-parity-impls.py forces each implementation listed.)
 
 source "${top_srcdir:-$(dirname "$0")/..}/tests/lib/functions.sh"
 

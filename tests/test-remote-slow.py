@@ -5,7 +5,7 @@ filter), with member-timeout=2: a write that needs it succeeds without
 it (degraded) within 4 s and reads back; writes and reads that avoid it
 stay under a second.  A server that answers the handshake and the reads
 but not the writes tests the timeout of requests alone (the stopped
-server of test-raid-remote-hang.py tests reconnection too).
+server of test-remote-hang.py tests reconnection too).
 """
 
 import faults

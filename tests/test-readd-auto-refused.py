@@ -3,7 +3,7 @@
 """readd=auto where nothing can be re-added stops nbdkit at start-up,
 saying why, and writes nothing: a read-only array; readd= with another
 value is refused by name.  (Raw arrays and md arrays without a bitmap
-re-add from their record in memory: test-raid-readd-memory.py.)
+re-add from their record in memory: test-readd-memory.py.)
 """
 
 import subprocess

@@ -11,7 +11,7 @@ The seed and the mix are printed; RAID_TEST_SEED=N (with RAID_TEST_MIX=
 as printed) replays the same choices (the background rebuild's timing
 is not replayed).  RAID_TEST_SECONDS=N sets the time per array (default
 18); RAID_TEST_ARRAYS="r6 r5 r6md" picks arrays.  The seeds that ever
-failed run in test-raid-fail-random-regress.py; make soak
+failed run in test-fail-random-regress.py; make soak
 (RAID_TEST_SOAK_MINUTES=N here) runs fresh seeds until one fails.
 """
 

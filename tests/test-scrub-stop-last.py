@@ -3,7 +3,7 @@
 """`scrub stop` that arrives while the scrub checks its last row: the row
 is checked all the same (a stop ends a scrub between rows), so the scrub
 went over every row and says finished.  The old scrub answered
-"finished": false with done equal to total (CI, test-raid-fail-scrub.py,
+"finished": false with done equal to total (CI, test-scrub-repair.py,
 seed 201161188): it asked whether a stop had come, not whether rows were
 left.
 

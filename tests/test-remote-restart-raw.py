@@ -8,7 +8,7 @@ connection reaches the same disk is that the connection it made at open
 proves the new server holds the member's data.  So the member is failed
 with that reason in the log, and never read: every chunk reads back as
 written, from the other members, and writes go on.
-(tests/lib/remote_restart.py; md arrays: test-raid-remote-restart.py.)
+(tests/lib/remote_restart.py; md arrays: test-remote-restart.py.)
 """
 
 import remote_restart

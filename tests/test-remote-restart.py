@@ -9,7 +9,7 @@ succeeds at the first try, and writes made afterwards reach it (every
 row's parity is good on the member files at the end).  The plugin's
 connections to the old server, one per nbdkit thread, are stale by
 then; each must be noticed and replaced without failing a request.
-(tests/lib/remote_restart.py; raw arrays: test-raid-remote-restart-raw.py.)
+(tests/lib/remote_restart.py; raw arrays: test-remote-restart-raw.py.)
 """
 
 import remote_restart

@@ -17,7 +17,7 @@ it cannot be re-added and why, its file is unchanged.
 idle (its superblocks marked clean, as md's safe mode does): started
 again, member 1 is re-added from the bitmap and the array ends in sync
 with the shadow.  (A kill during writes leaves it dirty and degraded,
-which as md does not start without force=true: test-raid-md-clean.sh.)
+which as md does not start without force=true: test-md-clean.sh.)
 """
 
 

@@ -28,7 +28,7 @@ has recorded the failure: the case where reusing the slot at once would
 let the old member pass for its successor.  Some cycles write a little
 (shadow kept), so the superblocks also go active and clean between them.
 No bitmap: its writes would double the cost of each update here, and
-the test-raid-md-bitmap-*.py tests cover it.  RAID_TEST_CYCLES and
+the test-bitmap-*.py tests cover it.  RAID_TEST_CYCLES and
 RAID_TEST_RESTART_EVERY change the counts, RAID_TEST_SEED replays it.
 """
 
