@@ -187,7 +187,7 @@ truncate -s 320K "$tmpdir/spare"
 ctl=$tmpdir/ctl.sock
 cat > "$tmpdir/ctl.py" <<EOF
 import sys
-sys.path.insert(0, "$top_srcdir/tests")
+sys.path.insert(0, "$top_srcdir/tests/lib")
 import faults
 c = faults.Control("$ctl")
 for cmd in ("fail 1", "replace 1 $tmpdir/spare", "scrub repair"):

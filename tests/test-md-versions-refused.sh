@@ -34,7 +34,7 @@ forge ()
     shift 4
     python3 - "$member" "$version" > "$tmpdir/forged" <<'EOF'
 import os, struct, sys
-sys.path.insert(0, os.path.join(os.environ["top_srcdir"], "tests"))
+sys.path.insert(0, os.path.join(os.environ["top_srcdir"], "tests", "lib"))
 import mdsb
 path, v = sys.argv[1], sys.argv[2]
 raw, _, _ = mdsb.read_raw(path)

@@ -61,7 +61,7 @@ for v in 1.0 1.1; do
     truncate -s $(( 4 * 1024 * 1024 + 40960 + 512 )) "$spare"
     python3 - "${members[0]}" "$spare" <<'EOF'
 import os, struct, sys
-sys.path.insert(0, os.path.join(os.environ["top_srcdir"], "tests"))
+sys.path.insert(0, os.path.join(os.environ["top_srcdir"], "tests", "lib"))
 import mdsb
 raw, _, _ = mdsb.read_raw(sys.argv[1])
 struct.pack_into("<Q", raw, 144, 8)
@@ -85,7 +85,7 @@ EOF
         got=$(sb get "$m" version at 2>&1) || { fail "v$v: $m: $got"; continue; }
         want="$v $(python3 -c "
 import os, sys
-sys.path.insert(0, os.path.join(os.environ['top_srcdir'], 'tests'))
+sys.path.insert(0, os.path.join(os.environ['top_srcdir'], 'tests', 'lib'))
 import mdsb
 print(mdsb.place('$v', os.path.getsize('$m')))")"
         [ "$got" = "$want" ] || fail "v$v: $m: superblock (version, at) $got, not $want"

@@ -34,7 +34,7 @@ for v in 1.0 1.1; do
         # Every superblock where md puts it for v, the bitmap with it.
         if ! python3 - "$v" "${members[@]}" <<'EOF'
 import os, sys
-sys.path.insert(0, os.path.join(os.environ["top_srcdir"], "tests"))
+sys.path.insert(0, os.path.join(os.environ["top_srcdir"], "tests", "lib"))
 import mdsb
 v, paths = sys.argv[1], sys.argv[2:]
 size = None

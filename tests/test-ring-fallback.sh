@@ -59,7 +59,7 @@ serve --nofile="$limit:$limit"
 # succeed: workload.in_flight), read back byte for byte.
 nbdsh -u "$uri" -c "
 import os, sys
-sys.path.insert(0, '$top_srcdir/tests')
+sys.path.insert(0, '$top_srcdir/tests/lib')
 import workload as wl
 size = h.get_size()
 row, chunk = 4 * 128 * 1024, 128 * 1024

@@ -102,7 +102,7 @@ while read -r name level n chunk layout _ _ meta _; do
         got=$(python3 "$top_srcdir/tests/lib/mdsb.py" get "$tmpdir/$name-d$i" version at feature_map 2>&1)
         want_at=$(python3 -c "
 import os, sys
-sys.path.insert(0, os.path.join('$top_srcdir', 'tests'))
+sys.path.insert(0, os.path.join('$top_srcdir', 'tests', 'lib'))
 import mdsb
 print(mdsb.place('$meta', os.path.getsize('$tmpdir/$name-d$i')))")
         read -r v at fm <<< "$got"
