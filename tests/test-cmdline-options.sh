@@ -15,12 +15,10 @@ nbdkit --long-options | sort > "$tmpdir/nbdkit.long"
 sed -n 's/^static const char short_options\[\] = "\(.*\)";/\1/p' "$src" |
     tr -d ':' | fold -w1 | sed 's/^/-/' | sort > "$tmpdir/ours.short"
 nbdkit --short-options | sort > "$tmpdir/nbdkit.short"
-status=0
 for k in long short; do
     if ! diff -u "$tmpdir/nbdkit.$k" "$tmpdir/ours.$k"; then
-        echo "$0: FAIL: the $k options differ from nbdkit $(nbdkit --version)"
-        status=1
+        fail "the $k options differ from nbdkit $(nbdkit --version)"
     fi
 done
-[ $status = 0 ] && echo "ok: $(wc -l < "$tmpdir/ours.long") long and $(wc -l < "$tmpdir/ours.short") short options, as nbdkit $(nbdkit --version | cut -d' ' -f2)"
-exit $status
+[ "$(failure_count)" = 0 ] && echo "ok: $(wc -l < "$tmpdir/ours.long") long and $(wc -l < "$tmpdir/ours.short") short options, as nbdkit $(nbdkit --version | cut -d' ' -f2)"
+end_failures

@@ -42,28 +42,27 @@ mv "${members[2]}" "$odd"
 members[2]=$odd
 start_nbdkit "$tmpdir/sock" metadata=none level=5 chunk=4K \
     control="$tmpdir/ctl" "${members[@]}"
-fail=0
 
 mode=$(stat -c %a "$tmpdir/ctl")
 if [ "$mode" != 600 ]; then
-    echo "FAIL: the control socket is mode $mode, not 600"; fail=1
+    fail "the control socket is mode $mode, not 600"
 fi
 
 long="fail 1$(printf '%5000s' '') junk"$'\n'
 reply=$(send "$long")
 case "$reply" in
     error:*long*) echo "ok: a ${#long}-byte line: $reply" ;;
-    *) echo "FAIL: a ${#long}-byte line was answered '$reply'"; fail=1 ;;
+    *) fail "a ${#long}-byte line was answered '$reply'" ;;
 esac
 if [ "$(states)" != "in_sync in_sync in_sync in_sync" ]; then
-    echo "FAIL: the refused long line changed the members: $(states)"; fail=1
+    fail "the refused long line changed the members: $(states)"
 fi
 line="status$(printf '%4089s' '')"
 [ ${#line} = 4095 ] || { echo "test bug: ${#line}"; exit 1; }
 reply=$(send "$line"$'\n')
 case "$reply" in
     '{'*) echo "ok: a 4,095-byte line is served" ;;
-    *) echo "FAIL: a 4,095-byte status line was answered '${reply:0:80}'"; fail=1 ;;
+    *) fail "a 4,095-byte status line was answered '${reply:0:80}'" ;;
 esac
 
 # The plugin's JSON must be strict UTF-8 and name the member with U+FFFD.
@@ -71,16 +70,16 @@ if ! name=$(send status$'\n' | python3 -c '
 import json, sys
 raw = sys.stdin.buffer.read()
 print(json.loads(raw.decode("utf-8", "strict"))["members"][2]["name"])'); then
-    echo "FAIL: status with a non-UTF-8 member name is not UTF-8 JSON"; fail=1
+    fail "status with a non-UTF-8 member name is not UTF-8 JSON"
 elif [ "$name" != "$tmpdir/odd"$'\xef\xbf\xbd\xef\xbf\xbd'name$'\xef\xbf\xbd' ]; then
-    echo "FAIL: the member's name came out as '$name'"; fail=1
+    fail "the member's name came out as '$name'"
 else
     echo "ok: status names it $name"
 fi
 if ! out=$(ctl show 2>&1); then
-    echo "FAIL: nbdkit-raid-ctl show failed: $out"; fail=1
+    fail "nbdkit-raid-ctl show failed: $out"
 elif ! grep -q "odd.*name" <<<"$out"; then
-    echo "FAIL: nbdkit-raid-ctl show does not list the member: $out"; fail=1
+    fail "nbdkit-raid-ctl show does not list the member: $out"
 else
     echo "ok: nbdkit-raid-ctl show lists it"
 fi
@@ -106,13 +105,10 @@ _bg_pids+=($!)
 for _ in $(seq 50); do [ -S "$tmpdir/fake" ] && break; sleep 0.1; done
 for cmd in show status; do
     if ! out=$(python3 "$ctl_tool" "$tmpdir/fake" $cmd 2>&1); then
-        echo "FAIL: nbdkit-raid-ctl $cmd dies on a reply that is not UTF-8: ${out: -200}"
-        fail=1
+        fail "nbdkit-raid-ctl $cmd dies on a reply that is not UTF-8: ${out: -200}"
     elif [ $cmd = show ] && grep -q $'\x1b' <<<"$out"; then
-        echo "FAIL: nbdkit-raid-ctl show prints an escape sequence from a name"
-        fail=1
+        fail "nbdkit-raid-ctl show prints an escape sequence from a name"
     else
         echo "ok: nbdkit-raid-ctl $cmd on a reply that is not UTF-8"
     fi
 done
-exit $fail

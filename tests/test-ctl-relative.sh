@@ -15,11 +15,11 @@ nbdkit -U rel.sock -P rel.pid "$RAID_PLUGIN" metadata=none level=5 \
     chunk=4K control=rel.ctl rel0 rel1 rel2 rel3
 for _ in $(seq 50); do [ -s rel.pid ] && break; sleep 0.1; done
 cleanup_fn kill "$(cat rel.pid)"
-[ -S "$tmpdir/rel.ctl" ] || { echo "FAIL: control=rel.ctl is not $tmpdir/rel.ctl"; exit 1; }
+[ -S "$tmpdir/rel.ctl" ] || { fail "control=rel.ctl is not $tmpdir/rel.ctl"; exit 1; }
 python3 "$ctl_tool" rel.ctl fail 1 > /dev/null
 python3 "$ctl_tool" rel.ctl replace 1 relspare > /dev/null
 name=$(python3 "$ctl_tool" rel.ctl status |
        python3 -c 'import json,sys; print(json.load(sys.stdin)["members"][1]["name"])')
 [ "$name" = "$tmpdir/relspare" ] ||
-    { echo "FAIL: replace 1 relspare gave member 1 the name $name"; exit 1; }
+    fail "replace 1 relspare gave member 1 the name $name"
 echo "ok: relative control= and replace paths, nbdkit in the background"

@@ -19,15 +19,11 @@ timeout 60 nbdkit --exit-with-parent -U - "$RAID_PLUGIN" missing \
     --run 'echo SERVED' > "$tmpdir/out" 2> "$tmpdir/err" || r=$?
 sed 's/^/nbdkit: /' "$tmpdir/err"
 if grep -q SERVED "$tmpdir/out" || [ $r = 0 ]; then
-    echo "FAIL: nbdkit served an array with two members in one role"
-    exit 1
+    fail "nbdkit served an array with two members in one role"
 fi
 if [ $r -gt 128 ] || [ $r = 124 ]; then
-    echo "FAIL: nbdkit died (exit $r) instead of refusing the array"
-    exit 1
+    fail "nbdkit died (exit $r) instead of refusing the array"
 fi
-grep -q "both claim role 3" "$tmpdir/err" || {
-    echo "FAIL: no 'both claim role 3' in nbdkit's messages"
-    exit 1
-}
+grep -q "both claim role 3" "$tmpdir/err" ||
+    fail "no 'both claim role 3' in nbdkit's messages"
 echo "ok: refused (exit $r)"

@@ -18,7 +18,6 @@
 source "${top_srcdir:-$(dirname "$0")/..}/tests/lib/functions.sh"
 requires nbdsh md5sum mkfs.ext4 mkswap sfdisk
 
-fail () { echo "$0: FAIL: $*" >&2; exit 1; }
 
 # refused EXPECT ARGS...: nbdkit must refuse to start, saying EXPECT, and
 # leave every member as it was.

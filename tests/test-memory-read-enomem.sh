@@ -15,7 +15,6 @@ source "${top_srcdir:-$(dirname "$0")/..}/tests/lib/functions.sh"
 requires nbdsh
 requires_python_module nbd
 
-fail () { echo "$0: FAIL: $*" >&2; exit 1; }
 start_bounce_array
 
 nbdsh -u "nbd+unix:///?socket=$sock" -c "

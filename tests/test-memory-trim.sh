@@ -14,7 +14,6 @@ source "${top_srcdir:-$(dirname "$0")/..}/tests/lib/functions.sh"
 requires nbdsh
 requires_python_module nbd
 
-fail () { echo "$0: FAIL: $*" >&2; exit 1; }
 rss_kib () { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 
 make_members 6 8G

@@ -18,28 +18,23 @@ impl=$(sed -n 's/^raid_parity=//p' "$tmpdir/dump")
 impls=$(sed -n 's/^raid_parity_impls=//p' "$tmpdir/dump")
 uring=$(sed -n 's/^raid_io_uring=//p' "$tmpdir/dump")
 if [ -z "$impl" ] || [ -z "$impls" ]; then
-    echo "$0: --dump-plugin lacks raid_parity= or raid_parity_impls=" >&2
-    exit 1
+    fail "--dump-plugin lacks raid_parity= or raid_parity_impls="
 fi
 if ! grep -q '^raid_io_uring=.' "$tmpdir/dump"; then
-    echo "$0: --dump-plugin lacks raid_io_uring=" >&2
-    exit 1
+    fail "--dump-plugin lacks raid_io_uring="
 fi
 case ",$impls," in
     *",$impl,"*) ;;
-    *) echo "$0: raid_parity=$impl is not in raid_parity_impls=$impls" >&2
-       exit 1 ;;
+    *) fail "raid_parity=$impl is not in raid_parity_impls=$impls" ;;
 esac
 case ",$impls," in
     *,generic,*) ;;
-    *) echo "$0: the scalar reference 'generic' is not listed: $impls" >&2
-       exit 1 ;;
+    *) fail "the scalar reference 'generic' is not listed: $impls" ;;
 esac
 for kv in raid_bitmap=internal raid_readd=manual,auto \
           raid_metadata_versions=1.0,1.1,1.2; do
     if ! grep -qx "$kv" "$tmpdir/dump"; then
-        echo "$0: --dump-plugin does not say $kv" >&2
-        exit 1
+        fail "--dump-plugin does not say $kv"
     fi
 done
 echo "parity: $impl of $impls; io_uring: $uring"
@@ -54,23 +49,19 @@ accepted=$(grep -o 'strcmp (key, "[a-z-]*")' "$src/plugin/params.c" |
 documented=$(sed -n 's/^=item \[\{0,1\}B<\([a-z-]*\)=.*/\1/p' \
              "$src/man/nbdkit-raid-plugin.pod" | keys)
 if [ -z "$accepted" ] || [ "$accepted" != "$documented" ]; then
-    echo "$0: params.c accepts: $accepted" >&2
-    echo "$0: the man page documents: $documented" >&2
-    exit 1
+    fail "params.c accepts: $accepted; the man page documents: $documented"
 fi
 for p in $accepted; do
     if ! grep -q -- "\(^\|[ (]\)$p=" "$tmpdir/help"; then
-        echo "$0: --help does not document $p=" >&2
-        cat "$tmpdir/help" >&2
-        exit 1
+        cat "$tmpdir/help"
+        fail "--help does not document $p="
     fi
 done
 echo "parameters in params.c, the man page and --help: $accepted"
 # The control commands --help names for control=: those the socket takes.
 for c in status fail replace re-add scrub; do
     if ! sed -n '/^control=/,/^[a-z]/p' "$tmpdir/help" | grep -q -- "[ (]$c[,)]"; then
-        echo "$0: --help's control= does not name the command $c" >&2
-        cat "$tmpdir/help" >&2
-        exit 1
+        cat "$tmpdir/help"
+        fail "--help's control= does not name the command $c"
     fi
 done

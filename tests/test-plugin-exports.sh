@@ -8,7 +8,7 @@ requires nm
 
 exports=$(nm -D --defined-only "$RAID_PLUGIN" | awk '{ print $3 }' | sort | tr '\n' ' ')
 if [ "$exports" != "plugin_init " ]; then
-    echo "$0: FAIL: the plugin exports: $exports"
-    exit 1
+    fail "the plugin exports: $exports"
+else
+    echo "ok: exports: $exports"
 fi
-echo "ok: exports: $exports"

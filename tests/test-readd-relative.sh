@@ -17,10 +17,10 @@ cleanup_fn kill "$(cat rr.pid)"
 python3 "$ctl_tool" rr.ctl wait 60 > /dev/null
 python3 "$ctl_tool" rr.ctl fail 1 > /dev/null
 reply=$(python3 "$ctl_tool" rr.ctl re-add 1) ||
-    { echo "FAIL: re-add 1 of a member given as rr1: $reply"; exit 1; }
+    { fail "re-add 1 of a member given as rr1: $reply"; exit 1; }
 python3 "$ctl_tool" rr.ctl wait 60 > /dev/null
 state=$(python3 "$ctl_tool" rr.ctl status |
         python3 -c 'import json,sys; print(json.load(sys.stdin)["members"][1]["state"])')
 [ "$state" = in_sync ] ||
-    { echo "FAIL: member 1 is $state after re-add 1"; exit 1; }
+    fail "member 1 is $state after re-add 1"
 echo "ok: a member given by a relative path re-added, nbdkit in the background"

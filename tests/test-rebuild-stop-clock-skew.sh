@@ -32,11 +32,10 @@ for _ in $(seq 100); do
     sleep 0.1
 done
 if [ "$done_rows" -lt 8 ]; then
-    echo "FAIL: the throttled rebuild froze at row $done_rows"
-    exit 1
+    fail "the throttled rebuild froze at row $done_rows"; exit 1
 fi
 running=$(ctl status | field 'st["rebuild"]["running"]')
-[ "$running" = True ] || { echo "FAIL: the rebuild is not running"; exit 1; }
+[ "$running" = True ] || { fail "the rebuild is not running"; exit 1; }
 
 start=$(date +%s%N)
 kill -TERM "$pid"
@@ -46,8 +45,8 @@ for _ in $(seq 30); do
 done
 took=$(( ($(date +%s%N) - start) / 1000000 ))
 if kill -0 "$pid" 2>/dev/null; then
-    echo "FAIL: nbdkit still runs ${took} ms after SIGTERM during a throttled rebuild"
+    fail "nbdkit still runs ${took} ms after SIGTERM during a throttled rebuild"
     exit 1
 fi
-wait "$pid" || { echo "FAIL: nbdkit exited with status $?"; exit 1; }
+wait "$pid" || { fail "nbdkit exited with status $?"; exit 1; }
 echo "ok: nbdkit stopped ${took} ms after SIGTERM, rebuild at row $done_rows"

@@ -17,7 +17,6 @@ source "${top_srcdir:-$(dirname "$0")/..}/tests/lib/functions.sh"
 requires nbdsh qemu-nbd
 requires_python_module nbd
 
-fail () { echo "$0: FAIL: $*" >&2; exit 1; }
 
 make_members 2 4M
 truncate -s 4M "$tmpdir/remote.img"

@@ -26,7 +26,6 @@ if ! nbdkit eval --dump-plugin >/dev/null 2>&1; then
 fi
 test_seed
 
-fail () { echo "$0: FAIL: $*" >&2; exit 1; }
 ctl () { python3 "$top_srcdir/tools/nbdkit-raid-ctl" "$@"; }
 
 # serve_noflush SOCK FILE MULTI_CONN: FILE over NBD on SOCK, no flush.
@@ -42,7 +41,7 @@ serve_noflush ()
         pwrite="exec dd of=$file seek=\$4 conv=notrunc oflag=seek_bytes status=none" \
         can_multi_conn="exit $([ "$mc" = 1 ] && echo 0 || echo 3)"
     for _ in $(seq 100); do [ -S "$sock" ] && return 0; sleep 0.1; done
-    fail "the eval server did not start on $sock"
+    fail "the eval server did not start on $sock"; exit 1
 }
 
 # run_case NAME MULTI_CONN DATA_OFFSET ARRAY-PARAMETERS...
@@ -57,9 +56,9 @@ run_case ()
     serve_noflush "$dir/remote.sock" "$dir/remote.img" "$mc"
     start_nbdkit "$dir/raid.sock" level=5 chunk=64K control="$dir/ctl" \
         "$@" "${members[@]}" "nbd+unix:///?socket=$dir/remote.sock" \
-        2> "$dir/log" || { cat "$dir/log"; fail "$name: nbdkit did not start"; }
+        2> "$dir/log" || { cat "$dir/log"; fail "$name: nbdkit did not start"; exit 1; }
     ctl "$dir/ctl" wait 60 > /dev/null ||    # a new md array's first resync
-        { cat "$dir/log"; fail "$name: the array is not serving"; }
+        { cat "$dir/log"; fail "$name: the array is not serving"; exit 1; }
 
     SEED=$seed nbdsh -u "nbd+unix:///?socket=$dir/raid.sock" -c '
 import os, random

@@ -17,7 +17,6 @@ source "${top_srcdir:-$(dirname "$0")/..}/tests/lib/functions.sh"
 requires nbdsh md5sum mkfs.ext4 sfdisk
 requires_python_module nbd
 
-fail () { echo "$0: FAIL: $*" >&2; exit 1; }
 ctl_tool=$top_srcdir/tools/nbdkit-raid-ctl
 ctl=$tmpdir/ctl sock=$tmpdir/raid.sock
 uri="nbd+unix:///?socket=$sock"

@@ -14,7 +14,6 @@ source "${top_srcdir:-$(dirname "$0")/..}/tests/lib/functions.sh"
 requires nbdsh prlimit
 requires_python_module nbd
 
-fail () { echo "$0: FAIL: $*" >&2; exit 1; }
 
 make_members 6 8M
 sock=$tmpdir/raid.sock ctl=$tmpdir/ctl
@@ -30,7 +29,7 @@ serve ()
     pid=${_bg_pids[-1]}
     for _ in $(seq 100); do [ -S "$sock" ] && [ -S "$ctl" ] && return; sleep 0.1; done
     cat "$tmpdir/log"
-    fail "nbdkit did not start"
+    fail "nbdkit did not start"; exit 1
 }
 
 # The limit: one above the highest descriptor nbdkit holds with one idle
@@ -47,7 +46,7 @@ while os.path.exists('$tmpdir/connected'):
     time.sleep(0.05)
 " &
 for _ in $(seq 200); do [ -e "$tmpdir/connected" ] && break; sleep 0.05; done
-[ -e "$tmpdir/connected" ] || fail "the client did not connect"
+[ -e "$tmpdir/connected" ] || { fail "the client did not connect"; exit 1; }
 limit=$(( $(ls "/proc/$pid/fd" | awk '$1 < 200' | sort -n | tail -1) + 1 ))
 rm "$tmpdir/connected"
 wait $!

@@ -12,9 +12,8 @@ if ! command -v systemd-analyze > /dev/null; then
          "scripts/install-deps.sh installs it)"
     exit 77
 fi
-failures=0
 service=$top_builddir/systemd/nbdkit-raid@.service
-[ -f "$service" ] || { echo "FAIL: $service was not built"; exit 1; }
+[ -f "$service" ] || { fail "$service was not built"; exit 1; }
 # Side by side, so that the service's Requires= finds the socket unit.
 mkdir "$tmpdir/units"
 cp "$service" "$top_srcdir/systemd/nbdkit-raid@.socket" "$tmpdir/units/"

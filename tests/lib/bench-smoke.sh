@@ -23,16 +23,13 @@ had_pycache=false
 if ! DIR=$tmpdir RAID_BENCH_PLUGIN=$RAID_PLUGIN \
         env -u PYTHONDONTWRITEBYTECODE bash "$script" --smoke > "$out" 2>&1; then
     cat "$out"
-    echo "FAIL: bench/$name.sh --smoke failed"
-    exit 1
+    fail "bench/$name.sh --smoke failed"; exit 1
 fi
 cat "$out"
 grep -q -- "$expect" "$out" || {
-    echo "FAIL: bench/$name.sh --smoke did not print '$expect'"
-    exit 1
+    fail "bench/$name.sh --smoke did not print '$expect'"; exit 1
 }
 if ! $had_pycache && [ -e "$pycache" ]; then
-    echo "FAIL: bench/$name.sh --smoke wrote $pycache into the source tree"
-    exit 1
+    fail "bench/$name.sh --smoke wrote $pycache into the source tree"; exit 1
 fi
 echo "ok: bench/$name.sh --smoke ran to its end"

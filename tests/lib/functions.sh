@@ -16,9 +16,13 @@
 #   - start_nbdkit SOCK ARGS...  a background nbdkit serving SOCK (with the
 #                                shim $RAID_NBDKIT_PRELOAD preloaded, if set).
 #   - members_md5 FILE...        one line per file, to compare snapshots.
-#   - raidcheck ARGS...          tests/lib/raidcheck.py, the independent checker.
+#   - raidcheck ARGS...          tests/lib/raidcheck.py, the independent
+#                                checker.
 #   - test_seed                  $seed: RAID_TEST_SEED or a new one, printed.
-#   - fail MSG, end_failures     soft failures: counted, reported at the end.
+#   - fail MSG                   record a failure and go on; the test
+#                                exits 1 at the end whatever else happens
+#                                (see "Failures" below).
+#   - end_failures               optional last line: PASS, or exit 1.
 #   - expect_refused WHAT REGEX NBDKIT-ARGS...
 #                                nbdkit must stop before serving, saying
 #                                REGEX, writing nothing.
@@ -33,6 +37,22 @@
 # (Python tests have the same in tests/lib/faults.py.)
 #
 # Skips (exit 77) always say why on stdout, so the .log explains them.
+#
+# Failures.  A test reports a failed check with fail MSG: it prints
+# "FAIL: MSG", records it, and the test goes on, so that one run shows
+# every case that fails (a table of refused configurations, each md
+# version, each array of a guest: a run can take minutes, one per
+# failing case would take many).  Where going on makes no sense (nbdkit
+# did not start, the rest reads what the failed step should have made)
+# the test stops after recording: fail MSG; exit 1.  A recorded failure
+# is final: the EXIT trap exits 1 whenever one was recorded, whatever the
+# test would have exited with, end_failures or not, so a test cannot
+# pass by forgetting end_failures.  Failures are recorded in a file, not
+# a variable, so that one recorded in a subshell (a pipeline, $(...))
+# counts too.  A skip (exit 77) stays a skip, unless a failure was
+# recorded before it; any other non-zero status is kept.  Commands that
+# fail stop the test as before (set -e).  tests/test-functions-fail.sh
+# checks all of this.
 
 set -e
 
@@ -52,17 +72,26 @@ export top_srcdir top_builddir RAID_PLUGIN
 
 # Run this test's cleanup: the registered functions (last first), then
 # every background process we started, then the files.  It keeps the
-# test's exit status.
+# test's exit status, but for 0 and 77 after a recorded failure: 1.
 _cleanup_fns=()
 _bg_pids=()
 _cleanup ()
 {
     local status=$?
     set +e
-    local i
+    local i n
     for (( i = ${#_cleanup_fns[@]} - 1; i >= 0; i-- )); do
         eval "${_cleanup_fns[i]}"
     done
+    # A recorded failure fails the test (see "Failures" above).
+    n=$(failure_count)
+    if [ "$n" -gt 0 ]; then
+        echo "$0: FAIL: $n failure(s) (${SECONDS}s):"
+        sed 's/^/    /' "$_failures_file"
+        if [ "$status" = 0 ] || [ "$status" = 77 ]; then
+            status=1
+        fi
+    fi
     for pid in "${_bg_pids[@]}"; do
         kill "$pid" 2>/dev/null
     done
@@ -94,6 +123,9 @@ cleanup_fn ()
 }
 
 tmpdir="$(mktemp -d "${TMPDIR:-/tmp}/raid-test.XXXXXXXX")"
+# One line per failure recorded by fail, read by the EXIT trap.
+_failures_file=$tmpdir/.failures
+: > "$_failures_file"
 
 requires ()
 {
@@ -254,18 +286,26 @@ start_bounce_array ()
         "nbd+unix:///?socket=$tmpdir/m1.sock" "${members[2]}" 2> "$tmpdir/log"
 }
 
-# Soft failures: fail MSG prints MSG and counts it, so that one run shows
-# every case that fails; end_failures (last) exits 1 if any did.
-failures=0
+# fail MSG: print and record a failure; the test goes on (see "Failures"
+# at the top).  failure_count: how many were recorded.  end_failures
+# (optional, last): exit 1 if any were (the EXIT trap lists them), else
+# say PASS.
 fail ()
 {
     echo "FAIL: $*"
-    failures=$((failures + 1))
+    echo "$*" >> "$_failures_file"
+}
+failure_count ()
+{
+    if [ -f "$_failures_file" ]; then
+        wc -l < "$_failures_file"
+    else
+        echo 0
+    fi
 }
 end_failures ()
 {
-    if [ "$failures" -gt 0 ]; then
-        echo "$0: FAIL: $failures failure(s) (${SECONDS}s)"
+    if [ "$(failure_count)" -gt 0 ]; then
         exit 1
     fi
     echo "$0: PASS (${SECONDS}s)"

@@ -28,10 +28,11 @@
 #   vm_result NAME        0 if the console says "RAIDVM: RESULT PASS"
 #   vm_md_check           the check guest (guest-md-check.sh) on the
 #                         arrays of $tmpdir/arrays.txt; counts a failure
-#   bad MESSAGE           print FAIL: MESSAGE and count it ($failures):
-#                         a test goes on to check every array
+#   (failures: fail MESSAGE, from ../lib/functions.sh: a test goes on to
+#   check every array, and exits 1 at the end if any failed)
 #   vm_elapsed            seconds since vm_setup, as "N s"
-#   vm_finish             the total line; fails if bad was ever called
+#   vm_finish             the total line; exits 1 if a failure was
+#                         recorded
 #
 # Acceleration: TCG (-accel tcg -cpu max) unless VM_ACCEL=kvm: on these
 # machines nested KVM aborts.  No network unless a test adds one; when
@@ -68,14 +69,12 @@ vm_setup ()
     vm_start=$(date +%s)
 }
 
-failures=0
-bad () { echo "FAIL: $*"; failures=$((failures + 1)); }
 vm_elapsed () { echo "$(( $(date +%s) - vm_start )) s"; }
 
 vm_finish ()
 {
-    echo "total: $(vm_elapsed), $failures failures"
-    [ "$failures" -eq 0 ]
+    echo "total: $(vm_elapsed), $(failure_count) failures"
+    end_failures
 }
 
 vm_initrd ()
@@ -247,7 +246,7 @@ vm_result ()
 # vm_md_check: boot the check guest (guest-md-check.sh says what md must
 # find) on the arrays of $tmpdir/arrays.txt, whose disks are in
 # ${vm_args[@]}, with the patterns of $tmpdir/*-writes.txt; what it saved
-# goes to $tmpdir/out, and a guest that did not pass is a failure (bad).
+# goes to $tmpdir/out, and a guest that did not pass is a failure.
 vm_md_check ()
 {
     vm_results_disk check
@@ -255,7 +254,7 @@ vm_md_check ()
         "$tmpdir/arrays.txt" "$tmpdir"/*-writes.txt
     run_vm check "$tmpdir/initrd" "${vm_args[@]}"
     vm_results check "$tmpdir/out" || true
-    vm_result check || bad "the md check guest did not pass"
+    vm_result check || fail "the md check guest did not pass"
     grep -a -E 'RAIDVM: (ok|FAIL)' "$tmpdir/check.console" | tr -d '\r' || true
 }
 

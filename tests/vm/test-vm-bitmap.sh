@@ -232,14 +232,14 @@ if vm_results mk "$tmpdir/mk" && vm_result mk; then
         if ! raid_nbdkit "${shuffled[@]}" --run "$tmpdir/nbdsh-pat \"\$uri\" a W=$w IMG=$tmpdir/img" \
                 2> "$tmpdir/$name.nbdkit.log"; then
             cat "$tmpdir/$name.nbdkit.log"
-            bad "(a) $name: the plugin reading and writing mdadm's array"
+            fail "(a) $name: the plugin reading and writing mdadm's array"
             continue
         fi
         sed -n 's/^/  nbdkit: /; /bitmap/p' "$tmpdir/$name.nbdkit.log"
         if "$PATGEN" -l <(echo "1 0 $sectors") "$sectors" "$tmpdir/img"; then
             echo "  mdadm's pattern read back through the plugin: every sector ok"
         else
-            bad "(a) $name: the plugin did not read mdadm's pattern back"
+            fail "(a) $name: the plugin did not read mdadm's pattern back"
         fi
         rm -f "$tmpdir/img"
         bc=65536
@@ -249,7 +249,7 @@ if vm_results mk "$tmpdir/mk" && vm_result mk; then
         for (( i = 0; i < n; i++ )); do vm_disk "$name-d$i" "$tmpdir/$name-d$i"; done
     done <<< "$a_arrays"
 else
-    bad "(a) the guest that creates arrays with mdadm"
+    fail "(a) the guest that creates arrays with mdadm"
 fi
 echo "== (a) host side done ($(vm_elapsed))"
 
@@ -271,7 +271,7 @@ while read -r name level n chunk barg bc; do
             --run "$tmpdir/nbdsh-pat \"\$uri\" whole OVER=1 W=$w" \
             2> "$tmpdir/$name.nbdkit.log"; then
         cat "$tmpdir/$name.nbdkit.log"
-        bad "(b) $name: creating and writing through the plugin"
+        fail "(b) $name: creating and writing through the plugin"
         continue
     fi
     sectors=$(awk 'NR == 1 { print $3 }' "$w")
@@ -298,19 +298,19 @@ while read -r name level n chunk; do
     if ! start_nbdkit "$sock" create=true level="$level" chunk="${chunk}K" bitmap-chunk=64K \
             control="$ctl" "${members[@]/#/disk=}" 2> "$tmpdir/$name.nbdkit.log"; then
         cat "$tmpdir/$name.nbdkit.log"
-        bad "(c) $name: nbdkit did not start"
+        fail "(c) $name: nbdkit did not start"
         continue
     fi
     pid=${_bg_pids[-1]}
     if ! wait_status "$ctl" 'not s["scrub"]["running"] and s["scrub"]["finished"] and s["bitmap"]' \
             120 "the initial resync"; then
-        bad "(c) $name: the initial resync did not end, or no bitmap in the status"
+        fail "(c) $name: the initial resync did not end, or no bitmap in the status"
         continue
     fi
     nbdsh_pat "$uri" whole W="$w" ||
-        { bad "(c) $name: writing the pattern"; continue; }
+        { fail "(c) $name: writing the pattern"; continue; }
     if ! wait_status "$ctl" 's["bitmap"]["dirty"] == 0' 60 "bits cleared after the flush"; then
-        bad "(c) $name: the plugin never cleared its bits after a flush"
+        fail "(c) $name: the plugin never cleared its bits after a flush"
         continue
     fi
     row=$(( chunk * 1024 * (n - level + 4) ))
@@ -319,13 +319,13 @@ while read -r name level n chunk; do
     kill -9 "$pid" 2>/dev/null || :     # (pat.py has, unless it failed)
     wait "$pid" 2>/dev/null || :
     if [ ! -s "$tmpdir/$name.status" ] || [ "$(wc -l < "$w")" != 4 ]; then
-        bad "(c) $name: the writes or the status before the kill failed"
+        fail "(c) $name: the writes or the status before the kill failed"
         continue
     fi
     cat "$w"
     echo "  status before the kill: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["bitmap"])' "$tmpdir/$name.status" 2>&1)"
     if ! bm=$(python3 "$tmpdir/bitmaps.py" "$row" $((chunk * 1024)) "$w" "${members[@]}"); then
-        bad "(c) $name: after the kill, superblocks or bitmaps on the members are not as written"
+        fail "(c) $name: after the kill, superblocks or bitmaps on the members are not as written"
     fi
     read -r min_dirty nbits doff <<< "$(head -n 1 <<< "$bm")"
     setbits=" $(tail -n 1 <<< "$bm") "
@@ -343,7 +343,7 @@ while read -r name level n chunk; do
             [[ $setbits == *" $r "* ]] || { clean_row=$r; break; }
         done
         if [[ $setbits != *" 0 "* ]] || [ -z "$clean_row" ]; then
-            bad "(c) cx: no row 0 bit set, or no clean row (bits:$setbits)"
+            fail "(c) cx: no row 0 bit set, or no clean row (bits:$setbits)"
         else
             for (( i = 0; i < n; i++ )); do
                 cp --sparse=always "${members[i]}" "$tmpdir/cx-d$i"
@@ -378,7 +378,7 @@ vm_initrd "$tmpdir/initrd" "$vm_dir/guest-md-bitmap.sh" "$tmpdir/check-in/arrays
     "${writes_files[@]}"
 run_vm check "$tmpdir/initrd" "${vm_args[@]}"
 vm_results check "$tmpdir/out" || true
-vm_result check || failures=$((failures + 1))
+vm_result check || fail "the md check guest did not pass"
 grep -a -E 'RAIDVM: (ok|FAIL)|RAIDVM: .*(refused|after assembly|state at)' "$tmpdir/check.console" |
     tr -d '\r' || true
 

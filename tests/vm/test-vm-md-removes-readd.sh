@@ -54,7 +54,7 @@ while read -r name level n role; do
             --run "python3 '$helper' write '$ctl' \"\$uri\" '$PATGEN' '$w'" \
             2> "$tmpdir/$name.create.log"; then
         cat "$tmpdir/$name.create.log"
-        bad "$name: creating and writing through the plugin"
+        fail "$name: creating and writing through the plugin"
         continue
     fi
     sectors=$(awk 'NR == 1 { print $3 }' "$w")
@@ -72,7 +72,7 @@ vm_initrd "$tmpdir/initrd-remove" "$vm_dir/guest-md-remove.sh" \
 run_vm remove "$tmpdir/initrd-remove" "${vm_args[@]}"
 vm_args=(); _vm_ndisk=0
 vm_results remove "$tmpdir/remove-out" || true
-vm_result remove || bad "the guest that removes a member"
+vm_result remove || fail "the guest that removes a member"
 grep -a -E 'RAIDVM: (ok|FAIL|  |[^ ]+: )' "$tmpdir/remove.console" | tr -d '\r' || true
 echo "== md's removals done ($(vm_elapsed))"
 
@@ -89,7 +89,7 @@ while read -r name level n role; do
         ev=$(sb get "$m" events)
         read -r -a roles <<< "$(sb get "$m" dev_roles | tr -d '[],')"
         if [ $((ev_gone + 1)) -ge "$ev" ] || [ "${roles[dn]}" != 65535 ]; then
-            bad "$name: md did not leave what this test is about: ${m##*/} has events $ev and dev_roles[$dn] ${roles[dn]}, the removed ${gone##*/} events $ev_gone (want older by 2 or more, and 65535: spare)"
+            fail "$name: md did not leave what this test is about: ${m##*/} has events $ev and dev_roles[$dn] ${roles[dn]}, the removed ${gone##*/} events $ev_gone (want older by 2 or more, and 65535: spare)"
         fi
     done
     echo "== $name: md left ${gone##*/} (slot $dn) at events $ev_gone, the others at $ev with slot $dn spare"
@@ -100,16 +100,16 @@ while read -r name level n role; do
             2> "$tmpdir/$name.readd.log"; then
         echo "  ok: $name: re-added from the bitmap; the data reads back"
     else
-        bad "$name: the plugin did not re-add the member md removed"
+        fail "$name: the plugin did not re-add the member md removed"
     fi
     sed 's/^/  nbdkit: /' "$tmpdir/$name.readd.log"
     grep -q "($gone) was out of date: re-adding it from the write-intent bitmap" \
         "$tmpdir/$name.readd.log" ||
-        bad "$name: no \"was out of date: re-adding it from the write-intent bitmap\" for ${gone##*/} in nbdkit's log"
+        fail "$name: no \"was out of date: re-adding it from the write-intent bitmap\" for ${gone##*/} in nbdkit's log"
     evs=$(for m in "${members[@]}"; do sb get "$m" events; done | sort -u | tr '\n' ' ')
     nclean=$(for m in "${members[@]}"; do sb get "$m" resync_offset; done | grep -c -x "$clean" || :)
     [ "$nclean" = "$n" ] && [ "$evs" = "$(sb get "${members[0]}" events) " ] ||
-        bad "$name: after the plugin's stop: $nclean of $n superblocks clean, events $evs"
+        fail "$name: after the plugin's stop: $nclean of $n superblocks clean, events $evs"
     echo "check $name $n ${sectors_of[$name]}" >> "$tmpdir/check-in/arrays.txt"
     for (( i = 0; i < n; i++ )); do vm_disk "$name-d$i" "${members[i]}"; done
 done <<< "$arrays"
@@ -121,7 +121,7 @@ vm_initrd "$tmpdir/initrd-check" "$vm_dir/guest-md-remove.sh" \
     "$tmpdir/check-in/arrays.txt" "$tmpdir"/*-writes.txt
 run_vm check "$tmpdir/initrd-check" "${vm_args[@]}"
 vm_results check "$tmpdir/check-out" || true
-vm_result check || bad "the guest that assembles the result"
+vm_result check || fail "the guest that assembles the result"
 grep -a -E 'RAIDVM: (ok|FAIL|  |[^ ]+: )' "$tmpdir/check.console" | tr -d '\r' || true
 
 vm_finish

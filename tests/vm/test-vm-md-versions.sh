@@ -107,7 +107,7 @@ import mdsb
 print(mdsb.place('$meta', os.path.getsize('$tmpdir/$name-d$i')))")
         read -r v at fm <<< "$got"
         [ "$v $at" = "$meta $want_at" ] && [ $(( fm & 1 )) = 1 ] ||
-            bad "$name-d$i: mdsb finds '$got', not v$meta at $want_at with a bitmap"
+            fail "$name-d$i: mdsb finds '$got', not v$meta at $want_at with a bitmap"
     done
     mapfile -t shuffled < <(for (( i = 0; i < n; i++ )); do echo "disk=$tmpdir/$name-d$i"; done | shuf)
     rm -f "$tmpdir/plugin.img"
@@ -116,7 +116,7 @@ print(mdsb.place('$meta', os.path.getsize('$tmpdir/$name-d$i')))")
         "$PATGEN" -l "$writes" "$sectors" "$tmpdir/plugin.img"; then
         echo "  plugin, from md's v$meta superblocks: every sector ok"
     else
-        bad "$name: the plugin assembling mdadm's v$meta array (${shuffled[*]})"
+        fail "$name: the plugin assembling mdadm's v$meta array (${shuffled[*]})"
         continue
     fi
     rm -f "$tmpdir/plugin.img"
@@ -124,7 +124,7 @@ print(mdsb.place('$meta', os.path.getsize('$tmpdir/$name-d$i')))")
     if write_pattern "$writes" 9 0.5 metadata-version=$meta "${shuffled[@]}"; then
         echo "$name $n $level $layout $chunk $sectors" >> "$tmpdir/arrays.txt"
     else
-        bad "$name: writing through the plugin to mdadm's v$meta array"
+        fail "$name: writing through the plugin to mdadm's v$meta array"
     fi
 done < "$tmpdir/mk-arrays.txt"
 
@@ -152,12 +152,12 @@ while read -r name n level layout chunk meta; do
         ! CTL=$tmpdir/$name.ctl RAIDCTL=$top_srcdir/tools/nbdkit-raid-ctl \
             write_pattern "$writes" 2 0.3 metadata-version=$meta "${members[@]}" \
                 control="$tmpdir/$name.ctl"; then
-        bad "$name: creating and writing through the plugin"
+        fail "$name: creating and writing through the plugin"
         continue
     fi
     sectors=$(awk 'NR == 1 { print $3 }' "$writes")
     if ! python3 "$top_srcdir/tests/lib/mdsb.py" check "${members[@]#disk=}"; then
-        bad "$name: md would refuse the plugin's v$meta superblocks"
+        fail "$name: md would refuse the plugin's v$meta superblocks"
         continue
     fi
     echo "$name $n $level $layout $chunk $sectors" >> "$tmpdir/arrays.txt"

@@ -77,16 +77,16 @@ while read -r name level n chunk layout failrole order; do
         role=$(ex "$e" "Device Role"); ev=$(ex "$e" Events)
         echo "  d$i: $l, $lay, chunk $c, data offset $off, $role, events $ev"
         [ -z "$g_level" ] || [ "$l $lay $c $off" = "$g_level $g_layout $g_chunk $g_doff" ] ||
-            bad "$name: members disagree on the geometry"
+            fail "$name: members disagree on the geometry"
         g_level=$l g_layout=$lay g_chunk=$c g_doff=$off
         r=${role#Active device }
-        [[ $r =~ ^[0-9]+$ ]] || { bad "$name d$i: role '$role'"; continue; }
+        [[ $r =~ ^[0-9]+$ ]] || { fail "$name d$i: role '$role'"; continue; }
         roles[r]=$i
         events[i]=${ev%%.*}
     done
-    [ "$g_level" = "raid$level" ] || bad "$name: level $g_level"
-    [ "$g_layout" = "$layout" ] || bad "$name: layout $g_layout"
-    [ "$g_chunk" = "${chunk}K" ] || bad "$name: chunk $g_chunk"
+    [ "$g_level" = "raid$level" ] || fail "$name: level $g_level"
+    [ "$g_layout" = "$layout" ] || fail "$name: layout $g_layout"
+    [ "$g_chunk" = "${chunk}K" ] || fail "$name: chunk $g_chunk"
     doff=$(( ${g_doff%% sectors} * 512 ))
     # A member whose event count lags was failed: it is "missing".
     maxev=0
@@ -101,11 +101,11 @@ while read -r name level n chunk layout failrole order; do
         fi
     done
     if [ "$failrole" != "${missing:--}" ]; then
-        bad "$name: --examine shows role ${missing:-none} stale, the guest failed $failrole"
+        fail "$name: --examine shows role ${missing:-none} stale, the guest failed $failrole"
     fi
     expected_order=$(for (( r = 0; r < n; r++ )); do echo "${roles[r]:-?}"; done | paste -sd,)
     [ "$expected_order" = "$order" ] || [ -n "$missing" ] ||
-        bad "$name: roles $expected_order, mdadm was given $order"
+        fail "$name: roles $expected_order, mdadm was given $order"
 
     # md's own parity and layout, by the independent checker.  With a
     # RAID-6 member missing, fill-missing.py derives its chunks from one
@@ -122,7 +122,7 @@ while read -r name level n chunk layout failrole order; do
                 --data-offset "$doff" "${rolefiles[@]}"; then
             echo "  raidcheck: md's degraded writes left P and Q consistent"
         else
-            bad "$name: raidcheck: md's degraded RAID-6 parity is not as modelled"
+            fail "$name: raidcheck: md's degraded RAID-6 parity is not as modelled"
         fi
         rm -f "$tmpdir/filled"
     fi
@@ -132,7 +132,7 @@ while read -r name level n chunk layout failrole order; do
             "$PATGEN" -l "$writes" "$sectors" "$tmpdir/rc.img"; then
             echo "  raidcheck: md's parity and layout as modelled: ok"
         else
-            bad "$name: raidcheck disagrees with md (parity or layout)"
+            fail "$name: raidcheck disagrees with md (parity or layout)"
         fi
         rm -f "$tmpdir/rc.img"
     fi
@@ -144,7 +144,7 @@ while read -r name level n chunk layout failrole order; do
         "$PATGEN" -l "$writes" "$sectors" "$tmpdir/plugin.img"; then
         echo "  plugin, raw mode: every sector ok"
     else
-        bad "$name: the plugin in raw mode ($level $layout ${chunk}K data-offset=$doff ${disks[*]})"
+        fail "$name: the plugin in raw mode ($level $layout ${chunk}K data-offset=$doff ${disks[*]})"
     fi
 
     # The plugin, from the superblocks, members shuffled.
@@ -154,7 +154,7 @@ while read -r name level n chunk layout failrole order; do
         "$PATGEN" -l "$writes" "$sectors" "$tmpdir/plugin.img"; then
         echo "  plugin, md superblocks: every sector ok"
     else
-        bad "$name: the plugin assembling from superblocks (${shuffled[*]})"
+        fail "$name: the plugin assembling from superblocks (${shuffled[*]})"
     fi
     rm -f "$tmpdir/plugin.img"
 done < "$tmpdir/arrays.txt"

@@ -84,7 +84,7 @@ check_fs ()
     if e2fsck -fn "$img"; then
         echo "$name: e2fsck -fn on the host: clean"
     else
-        bad "$name: e2fsck -fn on the host"
+        fail "$name: e2fsck -fn on the host"
     fi
     while read -r sum path; do
         path=${path#./}
@@ -93,10 +93,10 @@ check_fs ()
         if [ "$(sha256sum < "$tmpdir/file" | cut -d' ' -f1)" = "$sum" ]; then
             echo "$name: /$path: checksum ok"
         else
-            bad "$name: /$path: checksum differs from the guest's"
+            fail "$name: /$path: checksum differs from the guest's"
         fi
     done < "$tmpdir/out/$name-sums.txt"
-    [ -s "$tmpdir/out/$name-sums.txt" ] || bad "$name: the guest wrote no files"
+    [ -s "$tmpdir/out/$name-sums.txt" ] || fail "$name: the guest wrote no files"
 }
 
 echo "== whole: raidcheck (every row's P and Q) and the image it rebuilds"
@@ -104,7 +104,7 @@ if raidcheck --level 6 --layout left-symmetric --chunk "$CHUNK" \
         --image "$tmpdir/whole.img" "${whole[@]}"; then
     echo "whole: parity good"
 else
-    bad "whole: raidcheck found bad parity"
+    fail "whole: raidcheck found bad parity"
 fi
 check_fs whole "$tmpdir/whole.img"
 rm -f "$tmpdir/whole.img"
@@ -114,7 +114,7 @@ if python3 "$vm_dir/fill-missing.py" left-symmetric "$CHUNK" 0 2 "${deg[2]}" "${
     raidcheck --level 6 --layout left-symmetric --chunk "$CHUNK" "${deg[@]}"; then
     echo "degraded: parity consistent"
 else
-    bad "degraded: the survivors' parity is inconsistent"
+    fail "degraded: the survivors' parity is inconsistent"
 fi
 rm -f "${deg[2]}"
 
@@ -126,7 +126,7 @@ size = h.get_size()
 with open(os.environ[\"OUT\"], \"wb\") as f:
     for off in range(0, size, 4 << 20):
         f.write(h.pread(min(4 << 20, size - off), off))
-"' || bad "degraded: reading the array back"
+"' || fail "degraded: reading the array back"
 check_fs degraded "$tmpdir/deg.img"
 rm -f "$tmpdir/deg.img"
 

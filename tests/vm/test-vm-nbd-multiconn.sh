@@ -92,7 +92,7 @@ if wait_console "RAIDVM: multiconn done"; then
     echo "== blkverify here, on the export copied out ($(vm_elapsed))"
     nbdcopy "nbd://127.0.0.1:$port" "$tmpdir/export.img"
     "$tmpdir/blkverify" verify "$tmpdir/export.img" "$BLOCKS" 65536 4 16 ||
-        bad "the blocks the guest wrote do not verify here"
+        fail "the blocks the guest wrote do not verify here"
     rm -f "$tmpdir/export.img"
     printf GO0 | dd of="$tmpdir/ctl.img" conv=notrunc status=none
 fi
@@ -107,13 +107,13 @@ for mode in netlink ioctl; do
     kill -0 "$pid" 2>/dev/null && { echo "nbdkit still waits for its client 2 s after SIGTERM: SIGKILL"; kill -KILL "$pid"; }
     wait "$pid" 2>/dev/null || true
     sleep 2
-    serve || bad "nbdkit did not start again"
+    serve || fail "nbdkit did not start again"
     printf "GO$k" | dd of="$tmpdir/ctl.img" conv=notrunc status=none
 done
 wait "$vm_job" || true
 cat "$tmpdir/vm.out"
 vm_results multiconn "$tmpdir/out" || true
-vm_result multiconn || bad "the guest's checks"
+vm_result multiconn || fail "the guest's checks"
 grep -a -E 'RAIDVM: (/dev/nbd0|[0-9]+ CPUs|netlink|ioctl)' "$console" | tr -d '\r'
 grep -a 'blkverify:' "$console" | tr -d '\r'
 
@@ -127,17 +127,17 @@ cat "$tmpdir/conns" 2>/dev/null
 # than one connection show that the kernel used them at once.  The
 # spread, and the CPU each blkverify job ran on, are printed above.
 n=$(wc -l < "$tmpdir/conns" 2>/dev/null || echo 0)
-[ "$n" -ge 2 ] || bad "writes came on $n connection(s): multi-conn was not used"
+[ "$n" -ge 2 ] || fail "writes came on $n connection(s): multi-conn was not used"
 
 for mode in netlink ioctl; do
     grep -a -q "RAIDVM: $mode: lost" "$console" ||
-        bad "$mode: nbd-client survived a restart of nbdkit (or never got there): update nbdkit-raid-plugin(1), KERNEL NBD CLIENT"
+        fail "$mode: nbd-client survived a restart of nbdkit (or never got there): update nbdkit-raid-plugin(1), KERNEL NBD CLIENT"
 done
 
 ctl wait 60 > /dev/null || true
-ctl scrub check > /dev/null || bad "scrub check"
-ctl wait 120 > /dev/null || bad "the scrub did not end"
+ctl scrub check > /dev/null || fail "scrub check"
+ctl wait 120 > /dev/null || fail "the scrub did not end"
 sc=$(status 'st["scrub"]["finished"], st["scrub"]["mismatch_cnt"]')
 echo "scrub: finished, mismatch_cnt: $sc"
-[ "$sc" = "True 0" ] || bad "scrub: $sc, expected finished with 0 mismatches"
+[ "$sc" = "True 0" ] || fail "scrub: $sc, expected finished with 0 mismatches"
 vm_finish

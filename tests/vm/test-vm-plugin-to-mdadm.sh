@@ -67,7 +67,7 @@ with open(os.environ[\"W\"], \"w\") as f:
         print(seed, first, n, file=f)
 print(\"array size\", size)
 " && "$RAIDCTL" "$CTL" wait 600 > /dev/null'; then
-        bad "$name: creating and writing through the plugin"
+        fail "$name: creating and writing through the plugin"
         continue
     fi
     rm -f "$tmpdir/pattern"
@@ -112,7 +112,7 @@ with open(os.environ[\"W\"], \"w\") as f:
         while read -r f; do
             read -r dn md <<< "$(python3 "$top_srcdir/tests/lib/mdsb.py" get "$f" dev_number max_dev)"
             [ "$md" -le $((2 * n)) ] ||
-                bad "$name: $f: max_dev $md (dev_number $dn) after $cycles replacements"
+                fail "$name: $f: max_dev $md (dev_number $dn) after $cycles replacements"
         done < "$tmpdir/$name-roles.txt"
         i=0
         while read -r f; do
@@ -120,7 +120,7 @@ with open(os.environ[\"W\"], \"w\") as f:
             i=$((i + 1))
         done < "$tmpdir/$name-roles.txt"
     else
-        bad "$name: creating it and replacing its members through the plugin"
+        fail "$name: creating it and replacing its members through the plugin"
     fi
     rm -f "$tmpdir/pattern"
 fi
@@ -161,14 +161,14 @@ with open(os.environ[\"W\"], \"w\") as f:
         wait "${_bg_pids[-1]}" || true
         features=$(python3 "$top_srcdir/tests/lib/mdsb.py" get "${members[2]}" feature_map)
         [ -z "$midway" ] || [ $(( features & 0x82 )) = $(( 0x82 )) ] ||
-            bad "$name: member 2's feature_map is $features after the stop, not recovering from the bitmap"
+            fail "$name: member 2's feature_map is $features after the stop, not recovering from the bitmap"
         sectors=$(awk 'NR == 1 { print $3 }' "$tmpdir/$name-writes.txt")
         echo "$name $n 6 left-symmetric 64 $sectors ${midway:+recovering}" >> "$tmpdir/arrays.txt"
         for (( i = 0; i < n; i++ )); do
             vm_disk "$name-d$i" "${members[i]}"
         done
     else
-        bad "$name: creating it, failing and re-adding a member through the plugin"
+        fail "$name: creating it, failing and re-adding a member through the plugin"
     fi
     rm -f "$tmpdir/pattern"
 done
@@ -224,12 +224,12 @@ with open(os.environ[\"W\"], \"a\") as f:
                     vm_disk "$name-d$i" "$tmpdir/$name-d$i"
                 done
             else
-                bad "$name: writing through the plugin to an mdadm-made array"
+                fail "$name: writing through the plugin to an mdadm-made array"
             fi
             rm -f "$tmpdir/pattern"
         done < "$tmpdir/mk-arrays.txt"
     else
-        bad "the guest that creates arrays with mdadm"
+        fail "the guest that creates arrays with mdadm"
     fi
 fi
 

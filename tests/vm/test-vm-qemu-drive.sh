@@ -44,7 +44,7 @@ truncate -s 48M "${spares[@]}"
 start_nbdkit "$sock" create=true level=6 chunk=64K rebuild-rate=8M \
     control="$ctl" "${members[@]}" 2> "$tmpdir/nbdkit1.log"
 python3 "$top_srcdir/tests/lib/mdsb.py" wait-clean "${members[0]}" 60 ||
-    bad "the new array's first resync did not end"
+    fail "the new array's first resync did not end"
 
 truncate -s 4096 "$tmpdir/ctl.img"
 vm_args+=(-drive "file=nbd+unix:///?socket=$sock,file.reconnect-delay=60,format=raw,if=none,id=r,cache=none"
@@ -83,10 +83,10 @@ fail_replace ()
 {
     local p seen=0
     p=$(progress)
-    ctl fail "$1" || bad "fail $1"
-    more_progress "$p" || bad "no writes after fail $1"
+    ctl fail "$1" || fail "fail $1"
+    more_progress "$p" || fail "no writes after fail $1"
     p=$(progress)
-    ctl replace "$1" "$2" || bad "replace $1"
+    ctl replace "$1" "$2" || fail "replace $1"
     while rebuilding; do
         [ "$(progress)" -gt "$p" ] && seen=1
         sleep 0.2
@@ -94,8 +94,8 @@ fail_replace ()
     ctl show
     [ "$seen" = 1 ] && echo "member $1: the guest wrote during its rebuild" ||
         echo "member $1: (the rebuild ended before the guest's next progress line)"
-    more_progress "$(progress)" || bad "no writes after the rebuild of member $1"
-    [ "$(status 'st["degraded"]')" = False ] || bad "still degraded after replace $1"
+    more_progress "$(progress)" || fail "no writes after the rebuild of member $1"
+    [ "$(status 'st["degraded"]')" = False ] || fail "still degraded after replace $1"
 }
 
 if wait_console 'RAIDVM: progress [0-9]' 300; then
@@ -113,35 +113,35 @@ if wait_console 'RAIDVM: progress [0-9]' 300; then
     wait "$pid" 2>/dev/null || true
     sleep "$OUTAGE"
     start_nbdkit "$sock" rebuild-rate=8M control="$ctl" "${members[@]}" \
-        2> "$tmpdir/nbdkit2.log" || bad "nbdkit did not start again"
+        2> "$tmpdir/nbdkit2.log" || fail "nbdkit did not start again"
     t1=$(date +%s.%N)
     outage=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
     echo "nbdkit was away for $outage s"
-    more_progress "$p" || bad "the guest wrote nothing after the restart"
-    more_progress "$(progress)" || bad "the guest stopped writing after the restart"
+    more_progress "$p" || fail "the guest wrote nothing after the restart"
+    more_progress "$(progress)" || fail "the guest stopped writing after the restart"
     grep -a 'progress' "$console" | tail -n 3 | tr -d '\r'
 else
-    bad "the guest never started writing"
+    fail "the guest never started writing"
 fi
 echo "== tell the guest to stop ($(vm_elapsed))"
 printf STOP | dd of="$tmpdir/ctl.img" conv=notrunc status=none
 wait "$vm_job" || true
 cat "$tmpdir/vm.out"
-vm_results qdrive "$tmpdir/out" || bad "the guest saved no results"
-vm_result qdrive || bad "the guest's checks"
+vm_results qdrive "$tmpdir/out" || fail "the guest saved no results"
+vm_result qdrive || fail "the guest's checks"
 grep -a -E 'RAIDVM: (wrote|longest|[0-9]+ files)' "$console" | tr -d '\r'
 gap=$(grep -a -o 'longest gap between two files: [0-9.]*' "$console" | awk '{ print $NF }')
 if [ -n "${outage:-}" ] && [ -n "$gap" ]; then
     # The guest paused at least while nbdkit was away.
     awk -v g="$gap" -v o="$OUTAGE" 'BEGIN { exit !(g >= o) }' ||
-        bad "the guest's longest pause ($gap s) is shorter than the outage ($OUTAGE s): was it restarted under its writes?"
+        fail "the guest's longest pause ($gap s) is shorter than the outage ($OUTAGE s): was it restarted under its writes?"
 fi
 
 echo "== scrub check ($(vm_elapsed))"
-ctl wait 120 > /dev/null || bad "the resync after the restart did not end"
-ctl scrub check || bad "scrub check"
-ctl wait 120 > /dev/null || bad "the scrub did not end"
+ctl wait 120 > /dev/null || fail "the resync after the restart did not end"
+ctl scrub check || fail "scrub check"
+ctl wait 120 > /dev/null || fail "the scrub did not end"
 sc=$(status 'st["scrub"]["finished"], st["scrub"]["mismatch_cnt"]')
 echo "scrub: finished, mismatch_cnt: $sc"
-[ "$sc" = "True 0" ] || bad "scrub: $sc, expected finished with 0 mismatches"
+[ "$sc" = "True 0" ] || fail "scrub: $sc, expected finished with 0 mismatches"
 vm_finish
