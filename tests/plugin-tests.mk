@@ -30,12 +30,14 @@ TESTS += test-member-nbd-tsan.sh
 EXTRA_DIST += test-member-nbd-tsan.sh
 
 # Integration tests: real nbdkit processes serving the plugin, real nbdsh /
-# qemu clients, and an independent parity checker (raidcheck.py) that reads
-# the member files.  Shell tests (test-*.sh) source functions.sh; Python
-# tests (test-*.py, run by the test driver with /usr/bin/python3) have
-# faults.py for their harness (the test's environment, member servers,
-# arrays, control sockets, faults) and workload.py for what their clients
-# do (fills, random requests, loads, all against a shadow image).
+# qemu clients, and an independent parity checker (lib/raidcheck.py) that
+# reads the member files.  Named feature first (test-md-*, test-readd-*,
+# ...; tests/README.md lists the features).  Shell tests (test-*.sh)
+# source lib/functions.sh; Python tests (test-*.py, run by the test
+# driver with /usr/bin/python3) have lib/faults.py for their harness (the
+# test's environment, member servers, arrays, control sockets, faults)
+# and lib/workload.py for what their clients do (fills, random requests,
+# loads, all against a shadow image).
 # TSAN_TESTS are the ones make check-tsan runs too: where the plugin's
 # threads meet (clients at once, control commands and jobs, remote members
 # failing, the bitmap's thread); add a concurrency test there as well.
@@ -67,8 +69,8 @@ EXTRA_DIST += test-ring-fallback.sh
 TESTS += test-remote-flush-enotsup.sh
 EXTRA_DIST += test-remote-flush-enotsup.sh
 
-# Failure tests (issue 5): degraded reads and writes, members failing
-# under load, rebuild, scrub and the control socket.
+# Failures: degraded reads and writes, members failing under load,
+# rebuild, scrub and the control socket.
 EXTRA_DIST += lib/fail_degraded.py
 TESTS += test-fail-degraded-r5.py
 EXTRA_DIST += test-fail-degraded-r5.py
@@ -168,7 +170,7 @@ TESTS += test-remote-blocksize.py
 EXTRA_DIST += test-remote-blocksize.py
 TESTS += test-remote-noflush.sh
 EXTRA_DIST += test-remote-noflush.sh
-# Issue 14: a remote member's requests share few connections (at most
+# A remote member's requests share few connections (at most
 # two per member) with many in flight on each, not one connection per
 # nbdkit thread (the log filter's lines on each member server count them).
 TESTS += test-remote-shared-conn.py
@@ -213,7 +215,7 @@ test_member_LDFLAGS = -Wl,--wrap=malloc
 test_member_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
 
-# Guest tests (issue 6): a Debian kernel under qemu (TCG) with mdadm,
+# Guest tests: a Debian kernel under qemu (TCG) with mdadm,
 # nbd-client and e2fsprogs checks the plugin against Linux md and the
 # kernel's NBD client.  vm/build-guest.sh builds the guest once into
 # ${XDG_CACHE_HOME:-/var/tmp}/nbdkit-raid-vm; they skip without qemu.
@@ -225,7 +227,7 @@ EXTRA_DIST += vm/guest-nbd.sh
 TESTS += vm/test-vm-nbd-client.sh
 EXTRA_DIST += vm/test-vm-nbd-client.sh
 
-# md v1.2 superblocks end to end (issue 6): create=true, assembling from
+# md v1.2 superblocks end to end: create=true, assembling from
 # the superblocks, stale members, bad superblocks and parameters,
 # clean/active across clean and unclean shutdowns, resyncs that stop and
 # go on (md-functions.sh and shadow_client.py: their helpers); the
@@ -234,7 +236,7 @@ EXTRA_DIST += lib/md-functions.sh lib/shadow_client.py
 TESTS += test-md-create.sh
 VALGRIND_TESTS += test-md-create.sh
 EXTRA_DIST += test-md-create.sh
-# md v1.0 and v1.1 (issue 16): their places, bitmaps and data offsets;
+# md v1.0 and v1.1: their places, bitmaps and data offsets;
 # a member with two superblocks, and the parameter; re-add and replace.
 TESTS += test-md-versions.sh
 EXTRA_DIST += test-md-versions.sh
@@ -283,7 +285,7 @@ EXTRA_DIST += test-replace-foreign.sh
 EXTRA_DIST += vm/guest-md-check.sh
 TESTS += vm/test-vm-plugin-to-mdadm.sh
 EXTRA_DIST += vm/test-vm-plugin-to-mdadm.sh
-# md v1.0 and v1.1 both ways (issue 16): mdadm's arrays with bitmaps
+# md v1.0 and v1.1 both ways: mdadm's arrays with bitmaps
 # assembled by the plugin, the plugin's checked by md.
 TESTS += vm/test-vm-md-versions.sh
 EXTRA_DIST += vm/test-vm-md-versions.sh
@@ -295,26 +297,26 @@ EXTRA_DIST += vm/fill-missing.py vm/replace-cycles.py vm/readd-once.py
 TESTS += vm/test-vm-bitmap.sh
 EXTRA_DIST += vm/test-vm-bitmap.sh vm/guest-md-bitmap.sh
 
-# Issue 13: md fails and removes a member of a plugin-made array with a
-# bitmap and writes; the plugin re-adds it at start-up from the bitmap;
+# md fails and removes a member of a plugin-made array with a bitmap
+# and writes; the plugin re-adds it at start-up from the bitmap;
 # md then assembles the result clean, with no mismatch (a guest).
 TESTS += vm/test-vm-md-removes-readd.sh
 EXTRA_DIST += vm/test-vm-md-removes-readd.sh vm/guest-md-remove.sh \
 	vm/readd-removed.py
 
-# The export as a VM's disk through qemu's own NBD client (issue 16,
-# part 1): ext4 written while two members are failed and replaced and
-# nbdkit is killed and started again under qemu's reconnect-delay.
+# The export as a VM's disk through qemu's own NBD client: ext4 written
+# while two members are failed and replaced and nbdkit is killed and
+# started again under qemu's reconnect-delay.
 TESTS += vm/test-vm-qemu-drive.sh
 EXTRA_DIST += vm/test-vm-qemu-drive.sh vm/guest-qemu-drive.sh
 # The kernel's NBD client with four connections (blkverify, fio's
 # verify=crc32c for a guest without fio) and restarts of nbdkit under a
-# mounted file system (issue 16, part 2).
+# mounted file system.
 TESTS += vm/test-vm-nbd-multiconn.sh
 EXTRA_DIST += vm/test-vm-nbd-multiconn.sh vm/guest-nbd-multiconn.sh \
 	vm/blkverify.c
 
-# Issue 11: md superblocks crafted with a correct checksum but impossible
+# md superblocks crafted with a correct checksum but impossible
 # fields are refused at start-up, naming the member; mdsb.py reads and
 # changes superblocks independently of the plugin.
 TESTS += test-md-crafted.sh
@@ -417,7 +419,8 @@ test_stripe_LDADD = $(STRIPE_TEST_LDADD)
 endif
 
 # A write through the stripe cache allocates nothing once the cache has
-# warmed up (issue 14): the allocator's entry points wrapped and counted.
+# warmed up (no per-request allocation on the hot path): the allocator's
+# entry points wrapped and counted.
 if HAVE_CHECK
 check_PROGRAMS += test_stripe_alloc
 TESTS += test_stripe_alloc
@@ -445,7 +448,7 @@ endif
 TESTS += test-md-claimed-twice.sh
 EXTRA_DIST += test-md-claimed-twice.sh
 
-# The plugin's files call each other one way only (issue 12): the
+# The plugin's files call each other one way only: the
 # file-level graph from the objects' symbols, printed, with no cycle and
 # no edge against the layer order in layering.py.
 TESTS += test-layering.sh
@@ -546,7 +549,7 @@ test_missed_rows_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
 test_missed_rows_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
 
-# Re-add from the write-intent bitmap (issue 13): a failed member's own
+# Re-add from the write-intent bitmap: a failed member's own
 # disk taken back with re-add N, only the rows under set bits resynced
 # (readd.py: what the tests share); a different disk, or one the bitmap
 # cannot vouch for, refused with nothing written; a member that fails
@@ -605,7 +608,7 @@ TESTS += test-readd-memory.py
 TSAN_TESTS += test-readd-memory.py
 EXTRA_DIST += test-readd-memory.py
 
-# Extents (base:allocation, issue 16): which rows are holes
+# Extents (base:allocation): which rows are holes
 # (plugin/extents.c), against in-memory members that keep allocation by
 # block, row by row against a reference, degraded and rebuilding
 # members included, within a bounded number of questions per request.

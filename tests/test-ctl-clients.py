@@ -1,10 +1,10 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
 """The control socket serves several clients at once, times out idle ones,
-and never delays nbdkit's shutdown (issue 11, item 12).  It used to serve
-one client at a time with a blocking read and no timeout: one client that
-connected and said nothing blocked every other command and nbdkit's
-shutdown, so that the md superblocks were never marked clean.
+and never delays nbdkit's shutdown.  It used to serve one client at a time
+with a blocking read and no timeout: one client that connected and said
+nothing blocked every other command and nbdkit's shutdown, so that the md
+superblocks were never marked clean.
 
   - three idle clients connected; another client's status is answered
     within a second, and so is a fail;

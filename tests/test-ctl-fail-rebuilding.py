@@ -1,10 +1,10 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
 """`fail N` is refused while another member rebuilds if fewer members would
-be in sync than the level needs, unless forced (issue 11, item 4).  A
-member being rebuilt is not in sync: on RAID-5, failing a second member
-during a rebuild took the rows above the recovery offset beyond parity
-(EIO) and stopped the rebuild, yet the old code accepted it.
+be in sync than the level needs, unless forced.  A member being rebuilt is
+not in sync: on RAID-5, failing a second member during a rebuild took the
+rows above the recovery offset beyond parity (EIO) and stopped the rebuild,
+yet the old code accepted it.
 
 RAID-5: member 1 rebuilds (throttled); `fail 2` is refused, the states
 and the data are unchanged and the rebuild goes on; `fail 2 force` is

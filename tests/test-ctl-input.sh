@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# What the control socket takes from its clients and gives them (issue 11,
-# item 16):
+# What the control socket takes from its clients and gives them:
 #   - a command line over 4,095 bytes is refused whole and does nothing
 #     (it used to run cut at 4,095 bytes: "fail 1" and 5,000 spaces and
 #     "junk" failed member 1); 4,095 bytes and the newline still work;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# control=PATH never takes over what is at PATH (issue 11, item 8): it used
-# to unlink whatever was there.
+# control=PATH never takes over what is at PATH: it used to unlink
+# whatever was there.
 #   - a regular file at PATH: nbdkit refuses to start, saying why, and the
 #     file is still there byte for byte;
 #   - the live control socket of another nbdkit: refused, and the other

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""Extents (base:allocation, issue 16): what nbdinfo --map and nbdcopy
-see of a mostly empty array.
+"""Extents (base:allocation): what nbdinfo --map and nbdcopy see of a
+mostly empty array.
 
 (a) An md RAID-6 (create=true) of six sparse 64M member files, chunk
     64K, written in a few places (inside a row, across a row boundary,

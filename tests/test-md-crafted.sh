@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Crafted md superblocks at start-up (issue 11, items 2 and 16): each one
-# carries a correct checksum, so only the checks of its fields can stop
-# it.  Every case must stop nbdkit before it serves, with a message that
-# names the member and the cause, and leave every member byte for byte as
-# it was:
+# Crafted md superblocks at start-up: each one carries a correct checksum,
+# so only the checks of its fields can stop it.  Every case must stop
+# nbdkit before it serves, with a message that names the member and the
+# cause, and leave every member byte for byte as it was:
 #
 #   - a dev_number with no slot in dev_roles (>= max_dev), or max_dev 0
 #     (before the fix: ordered[-1], a write below a stack array);

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# create=true writes nothing unless every check has passed (issue 11,
-# item 15).  Before the fix, a `missing` member and a control= path that
-# cannot be bound were found out only after the fork (the resync, the
-# control socket), when the superblocks were already written; so was
-# anything nbdkit itself refuses between config_complete and the fork
-# (its own -U socket).  Each refused create here must stop nbdkit with a
-# message naming the cause and leave every member byte for byte as it was
+# create=true writes nothing unless every check has passed.  Before the
+# fix, a `missing` member and a control= path that cannot be bound were
+# found out only after the fork (the resync, the control socket), when the
+# superblocks were already written; so was anything nbdkit itself refuses
+# between config_complete and the fork (its own -U socket).  Each refused
+# create here must stop nbdkit with a message naming the cause and leave
+# every member byte for byte as it was
 # (md5, members full of noise so that any write shows); the last case is
 # a create that succeeds, so that the others are not vacuous.
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Read-only means nothing is written to any member (issue 11, item 7), as
-# with mdadm --assemble --readonly: nbdkit -r (which nbdkit 1.32 tells the
-# plugin only per connection, after the resync and the rebuild would have
-# started) and readonly=true.  Every case checks the md5 of every member
-# before and after, and reads the whole array against the shadow.
+# Read-only means nothing is written to any member, as with mdadm
+# --assemble --readonly: nbdkit -r (which nbdkit 1.32 tells the plugin only
+# per connection, after the resync and the rebuild would have started) and
+# readonly=true.  Every case checks the md5 of every member before and
+# after, and reads the whole array against the shadow.
 #
 #   (a) an unclean array (nbdkit SIGKILLed after writes, bitmap bits set):
 #       served, not resynchronised, the bitmap not cleared, and the log

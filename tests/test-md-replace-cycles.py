@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""Thousands of fail/replace cycles on an md array (issue 11, item 1).
+"""Thousands of fail/replace cycles on an md array.
 
 Before the fix every replacement took the highest dev_number plus one:
 past 384 the array could not be assembled ("impossible max_dev"), and

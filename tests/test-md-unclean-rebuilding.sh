@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# An unclean md array with a half-rebuilt member (issue 11, item 3).
+# An unclean md array with a half-rebuilt member.
 #
 # md's raid5_run() refuses to start a dirty array that is degraded, and a
 # member that is not in sync (its superblock carries a recovery offset)

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # test_member_nbd.c under ThreadSanitizer: member ids taken and given back
-# while other threads run batches (issue 11 item 19: next_id was written
-# by open and read, twice, by every batch's lock_shared, with no lock).
+# while other threads run batches (next_id was once written by open and
+# read, twice, by every batch's lock_shared, with no lock).
 # Built here, from the sources, with the compiler's -fsanitize=thread;
 # any race report fails the test.  Skips without a TSan-capable compiler,
 # Check or libnbd.

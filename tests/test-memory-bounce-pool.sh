@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Description: reads through bounce buffers come back right, batched with
 # the other pieces, and allocate nothing once the array's pool holds a
-# buffer (issue 14: no allocation per request).
+# buffer (no allocation per request on the hot path).
 #
 # A RAID-5 whose member 1 is an NBD export with a 4 KiB minimum block size
 # (nbdkit's blocksize-policy filter), so that reads of its chunks at

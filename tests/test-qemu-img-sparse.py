@@ -1,7 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""qemu-img convert from and to the export, sparse (issue 16, parts 1
-and 3).
+"""qemu-img convert from and to the export, sparse.
 
 (a) From the export: an md RAID-6 (create=true) of six sparse 128M
     member files, chunk 64K, holding 8 MiB of random data in eight runs.
@@ -10,8 +9,8 @@ and 3).
     array's read counter, nbdkit-raid-ctl status) only the data rows.
     The same array served again behind nbdkit's noextents filter (the
     plugin as it was before it had extents: every byte data) is copied
-    too, read whole; both times are printed, the figure the issue asked
-    for (a rough measurement on a shared machine, not a benchmark).
+    too, read whole; both times are printed, to show what extents save
+    (a rough measurement on a shared machine, not a benchmark).
 (b) To the export: a fresh array, and a sparse source image (the same
     eight runs); qemu-img convert -n --target-is-zero writes only the
     data (no write of zeroes at all, the members stay sparse), and

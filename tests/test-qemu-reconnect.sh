@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# qemu's NBD client across a restart of nbdkit (issue 16, part 1): what
-# a VM's disk survives, shown with qemu-io writing 64K every 50 ms
-# (64 writes, each its own pattern) while nbdkit goes away for 2 s.
+# qemu's NBD client across a restart of nbdkit: what a VM's disk survives,
+# shown with qemu-io writing 64K every 50 ms (64 writes, each its own
+# pattern) while nbdkit goes away for 2 s.
 #
 #  kill     reconnect-delay=30, nbdkit killed (SIGKILL) and started again:
 #           every write succeeds (qemu holds them, reconnects, resends

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# nbdkit stops at once in the middle of a throttled rebuild (issue 11,
-# item 18).  The throttle used to test "now < due" on one clock reading
-# and sleep "due - now" from a second; preempted in between, the time left
-# was negative and usleep got ~4.29e9 us, so the rebuild froze and unload
-# waited for it.  clock-skew.c makes the plugin's clock jump 200 ms between
-# every other pair of readings, as if such preemptions happened: the rebuild, capped at
-# 256K/s (four 64K rows a second), must keep going (8 rows within 10 s),
-# and SIGTERM must end nbdkit within 3 seconds.
+# nbdkit stops at once in the middle of a throttled rebuild.  The throttle
+# used to test "now < due" on one clock reading and sleep "due - now" from
+# a second; preempted in between, the time left was negative and usleep got
+# ~4.29e9 us, so the rebuild froze and unload waited for it.  clock-skew.c
+# makes the plugin's clock jump 200 ms between every other pair of
+# readings, as if such preemptions happened: the rebuild, capped at 256K/s
+# (four 64K rows a second), must keep going (8 rows within 10 s), and
+# SIGTERM must end nbdkit within 3 seconds.
 
 source "${top_srcdir:-$(dirname "$0")/..}/tests/lib/functions.sh"
 skew=$top_builddir/tests/.libs/libclockskew.so

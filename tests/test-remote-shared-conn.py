@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""Remote members carry many requests on few connections (issue 14).
+"""Remote members carry many requests on few connections.
 
 The plugin must not open one connection per nbdkit worker thread to each
 remote member, with one request in flight on each: it shares a member's
@@ -17,11 +17,11 @@ then reads the whole array back a chunk at a time: it must equal the
 shadow.  Then the array and the members are stopped (so that the logs
 are complete) and each member's log is read: the connections that
 carried reads or writes must be at most 2 per member, and on some
-connection more than one request must have been in flight at once.
-Each client request here puts at most one request at a time on a
-member, so only requests of different threads sharing a connection can
-overlap on it; the code before issue 14 (a connection per thread) opens
-17 connections to each member here, each with one request in flight.
+connection more than one request must have been in flight at once.  Each
+client request here puts at most one request at a time on a member, so
+only requests of different threads sharing a connection can overlap on
+it; the old code (a connection per thread) opens 17 connections to each
+member here, each with one request in flight.
 
 RAID_TEST_SEED=N replays a run.
 """

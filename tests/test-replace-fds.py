@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""Replaced members are closed once no request can use them (issue 11,
-item 14): every replace used to keep the old member open until nbdkit
-exited (400 fds after 390 cycles).
+"""Replaced members are closed once no request can use them: every
+replace used to keep the old member open until nbdkit exited (400 fds
+after 390 cycles).
 
 RAID-5 of 4 file members, raw and md with a write-intent bitmap (whose
 record of which member holds its area must not be fooled by a new member

@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
 """`replace` while a scrub or resync runs is refused before it changes
-anything (issue 11, item 13).  The old code installed the new member,
-wrote its superblock, then found the scrub running: it answered an error
-and left the member "rebuilding" with no job to rebuild it.
+anything.  The old code installed the new member, wrote its superblock,
+then found the scrub running: it answered an error and left the member
+"rebuilding" with no job to rebuild it.
 
 (a) A raw array scrubs (member 0's reads take 200 ms each); once one of
     the scrub's reads is on member 0's server (its log filter says so),

@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""A refused `scrub check|repair` leaves the job that runs alone (issue 11,
-item 9).  The old scrub_start wrote the new parameters (repair, resync,
-counters) into the one job struct before job_start found a job running,
-and the running thread read them.
+"""A refused `scrub check|repair` leaves the job that runs alone.  The old
+scrub_start wrote the new parameters (repair, resync, counters) into the
+one job struct before job_start found a job running, and the running
+thread read them.
 
 (a) A parity page of the last row is corrupted on a member file, and a
     `scrub check` starts (slow: the members' reads are delayed).  A

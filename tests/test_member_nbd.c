@@ -21,7 +21,7 @@
  * (tests/test-member-nbd-tsan.sh builds this file with it): an id taken
  * or given back while another thread runs a batch must be synchronised.
  *
- * Shortages (issue 11 item 17): malloc, calloc and realloc are wrapped
+ * Shortages: malloc, calloc and realloc are wrapped
  * (-Wl,--wrap=..., which reaches only the calls made by this program's
  * own objects, member_nbd*.c and member.c, not libnbd's), and while
  * `alloc_fails` is set they return NULL.  A batch must then still run and

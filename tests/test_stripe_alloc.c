@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Description: a write or a read through the stripe cache allocates
- * nothing once the cache has warmed up (issue 14: no per-request
- * allocation on the hot path), even when every request misses the cache
+ * nothing once the cache has warmed up (no per-request allocation on
+ * the hot path), even when every request misses the cache
  * and evicts a row, healthy or degraded.
  *
  * The program is linked with --wrap for the allocator's entry points, so

@@ -15,8 +15,10 @@ flight, so that many nbdkit threads each hold their own connection to
 every member; all of them are stale after the restart, and each
 reconnects when it next needs the member.
 
-What must happen (design.md section 8: a new connection is trusted only
-once it is checked to be the disk the array knows):
+What must happen (a new connection is trusted only once it is checked to
+be the disk the array knows: a server restarted over another disk must
+not be read as the member; docs/design.md, "Trust boundaries and
+identity"):
   md same     the member stays in sync: no request fails, and writes
               made afterwards reach it (every row's parity is good on the
               member files at the end).

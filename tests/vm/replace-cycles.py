@@ -8,7 +8,7 @@ member (by the control socket), replaces it with a new sparse file
 DIR/NAME-rK of SIZE bytes and waits for the rebuild; the replaced file is
 deleted.  Prints the members in role order at the end, one a line.  For
 test-vm-plugin-to-mdadm.sh: md must then assemble what the plugin left
-after hundreds of replacements (issue 11, item 1).
+after hundreds of replacements, more than md's 384 dev_roles slots.
 """
 
 import os

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # md fails and removes a member of an array the plugin made with a
 # write-intent bitmap and writes while it is out; the plugin, given the
-# member back, re-adds it from the bitmap; md then takes the result clean
-# (issue 13).
+# member back, re-adds it from the bitmap; md then takes the result
+# clean.
 #
 #  1. The plugin creates RAID-6 and RAID-5 arrays (create=true,
 #     bitmap-chunk=64K), waits for the first resync, writes pattern 1 over

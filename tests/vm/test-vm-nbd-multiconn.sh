@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# The kernel's NBD client the way people run it (issue 16, part 2).
+# The kernel's NBD client the way people run it.
 #
 # Here: an md RAID-6 (create=true) of six sparse files served on
 # 127.0.0.1 behind nbdkit's log filter.  In a guest with four CPUs
@@ -21,11 +21,11 @@
 #    nbd-client 3.24 and Linux 6.1 neither survives: netlink mode never
 #    reconnects (dead_conn_timeout 0: "Dead connection, failed to find a
 #    fallback"), and -nonetlink -persist exits when the kernel call
-#    returns ("Kernel call returned.", nbd issue #93).  The test expects
-#    exactly that, as nbdkit-raid-plugin(1) says (KERNEL NBD CLIENT); a
-#    guest whose nbd-client does survive fails it, so that the page is
-#    brought up to date (nbd-client 3.27 reconnects in netlink mode with
-#    -persist).
+#    returns ("Kernel call returned.": -persist does not outlive it).  The
+#    test expects exactly that, as nbdkit-raid-plugin(1) says (KERNEL NBD
+#    CLIENT); a guest whose nbd-client does survive fails it, so that the
+#    page is brought up to date (nbd-client 3.27 reconnects in netlink
+#    mode with -persist).
 #
 # Skips (77) unless qemu and the guest are here.
 

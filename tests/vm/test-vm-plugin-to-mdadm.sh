@@ -79,8 +79,8 @@ print(\"array size\", size)
 done <<< "$arrays"
 # An array the plugin made and then put through hundreds of fail/replace
 # cycles (more than md's 384 dev_roles slots): the replacements reuse the
-# slots as md's do, so mdadm must still assemble the result, clean and
-# with the data (issue 11, item 1).  Small members, to keep it quick.
+# slots as md's do, so mdadm must still assemble the result, clean and with
+# the data.  Small members, to keep it quick.
 if [ -z "${VM_SKIP_REPLACED:-}" ]; then
     name=p5r n=4 cycles=${VM_REPLACE_CYCLES:-420}
     make_members "$n" 1280K "$name-d"
@@ -126,9 +126,9 @@ with open(os.environ[\"W\"], \"w\") as f:
 fi
 
 # An array the plugin made with a bitmap, one member failed, written while
-# it was out and re-added (issue 13): its superblocks are what md's re-add
-# leaves (the member in its slot, with its UUID, at the array's events), so
-# mdadm must assemble it clean, with the data, and find no mismatch.
+# it was out and re-added: its superblocks are what md's re-add leaves (the
+# member in its slot, with its UUID, at the array's events), so mdadm must
+# assemble it clean, with the data, and find no mismatch.
 # p6e: the same, but nbdkit is stopped in the middle of the re-add: member
 # 2's superblock says it is recovering from the bitmap (md's feature bits
 # 0x2 and 0x80), and md must take it so, finish the recovery, and end

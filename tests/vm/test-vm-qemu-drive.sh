@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # The export as a VM's disk through qemu's own NBD client, the way the
-# plugin is used as a qemu drive backend (issue 16, part 1):
+# plugin is used as a qemu drive backend:
 #
 #   -drive file=nbd+unix:///?socket=S,file.reconnect-delay=60,format=raw,
 #          if=none,id=r -device virtio-blk-pci,drive=r
