@@ -2,8 +2,8 @@
 """What test-ctl-status.py, test-ctl-refused.py, test-ctl-fail-replace.py
 and test-rebuild-stop.py share: a RAID-6 of five local members with the
 control socket (control=PATH) and its client, tools/nbdkit-raid-ctl,
-with random data; member 3's path has a quote and
-a backslash, which must not break the status JSON.  Rebuilds are
+with random data; member 3's path has a quote and a backslash, which
+must not break the status JSON.  Rebuilds are
 throttled to 2M/s (rebuild-rate), half a second per member.
 """
 
