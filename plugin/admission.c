@@ -118,7 +118,7 @@
 #include "admission.h"
 #include "array.h"
 #include "md_array.h"
-#include "members.h"
+#include "member_table.h"
 #include "row_record.h"
 
 #define PROBE_BYTES 4096        /* takes_writes: MEMBER_MAX_ALIGN */

@@ -28,7 +28,7 @@ enum admission_kind {
  * that is admitted has m's readd_whole_from set (the row from which its
  * re-add rebuilds every row).  Writes nothing to any member of the
  * array; a re-added disk's first 4 KiB are written back as read.  In a
- * reader section of the member table (members.h): role i's failed
+ * reader section of the member table (member_table.h): role i's failed
  * member and the others it is checked against stay open.
  */
 int admission_check (struct array *a, int i, struct member *m,

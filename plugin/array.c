@@ -17,7 +17,7 @@
  * cache instead, which rebuilds it from the other members under the row's
  * lock, so that no write can change the row half way through.
  *
- * Failures are members.c's: a failed request fails its member for good
+ * Failures are member_table.c's: a failed request fails its member for good
  * (but a punch or zero-range a member cannot do, which has a fallback),
  * and the array goes on degraded while no more members have failed than
  * the level tolerates (1 for RAID-5, 2 for RAID-6); after that every
@@ -477,7 +477,7 @@ array_counts (const struct array *a)
   return a->io;
 }
 
-/* Every request works in a reader section (members.c) for the rest of
+/* Every request works in a reader section (member_table.c) for the rest of
  * its entry point, so that no member it finds in the member table is
  * closed under it, whatever way it returns.
  */

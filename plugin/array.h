@@ -15,7 +15,7 @@
 #include "extents.h"
 #include "geometry.h"
 #include "member.h"
-#include "members.h"
+#include "member_table.h"
 #include "stripe.h"
 
 /* The clients' requests, counted by kind (status, metrics). */
@@ -43,7 +43,7 @@ enum array_count {
  *   ms        the member table: jobs.c fails members and installs
  *             replacements, under the jobs' lock (members_replace), and
  *             every reader (admission.c, status, readd_auto.c's watcher)
- *             takes members in a reader section (members.h).
+ *             takes members in a reader section (member_table.h).
  *   cache     the stripe cache: the rebuild and the scrub go over rows
  *             through it (stripe_rebuild_rows, stripe_scrub_row), under
  *             the row locks client requests take, so that no request
@@ -67,7 +67,7 @@ enum array_count {
 struct array {
   /* Shared (see above). */
   struct geometry g;
-  struct members ms;            /* the member table; see members.c */
+  struct members ms;            /* the member table; see member_table.c */
   struct stripe_cache *cache;
   struct md_array *md;          /* NULL in raw mode; see md_array.c */
   struct row_record *rows;      /* the rows members may differ on:

@@ -45,7 +45,7 @@
  *
  * The acceptor also calls members_reclaim at least once a second, so that
  * members retired by replace are closed soon after the last reader that
- * could hold them has left (see members.c).
+ * could hold them has left (see member_table.c).
  *
  * Locks: clients_lock guards the client table; it is never held while a
  * command runs.
@@ -76,7 +76,7 @@
 #include "jobs.h"
 #include "md_array.h"
 #include "md_bitmap.h"
-#include "members.h"
+#include "member_table.h"
 #include "now.h"
 #include "row_record.h"
 

@@ -12,7 +12,7 @@
  * Words are separated by blanks; a member index is decimal digits only.
  * The parser only reads the line: what a command does, and whether the
  * array allows it now, is for control.c and the array to decide.  It is
- * kept apart so that it can be fuzzed (tests/fuzz/fuzz_control.c).
+ * kept apart so that it can be fuzzed (tests/fuzz/fuzz_control_command.c).
  */
 
 #include <config.h>

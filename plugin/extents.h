@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "geometry.h"
-#include "members.h"
+#include "member_table.h"
 
 /* At most this many extents per request: a client asks again from where
  * the answer stopped.
@@ -27,7 +27,7 @@ struct extent {
  * before ended, and the last may end before offset + count (the answer
  * stopped early) or after it (at its row's end).  Returns how many
  * (1..max), or -1 with errno EIO if the array cannot serve.  The caller
- * is in a reader section (members.h).  *queries, if not NULL, counts the
+ * is in a reader section (member_table.h).  *queries, if not NULL, counts the
  * members' data_run calls (tests).
  */
 int extents_map (const struct geometry *g, struct members *ms,

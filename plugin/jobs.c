@@ -73,7 +73,7 @@
  * the lock for one consistent snapshot.  A replacement is installed in
  * the member table under the lock too (members_replace), together with
  * the md update that records it, so that md_array.c's written_as[] never
- * names a member that can be closed (members.c).
+ * names a member that can be closed (member_table.c).
  */
 
 #include <config.h>
@@ -94,7 +94,7 @@
 #include "jobs.h"
 #include "lock.h"
 #include "md_array.h"
-#include "members.h"
+#include "member_table.h"
 #include "now.h"
 #include "row_record.h"
 #include "stripe.h"
@@ -229,7 +229,7 @@ jobs_free (struct jobs *js)
 }
 
 /* Member i, if it is still the one with this serial and has not failed;
- * in a reader section (members.c).  (The serial, not the address: a
+ * in a reader section (member_table.c).  (The serial, not the address: a
  * member replaced meanwhile may have been closed and its memory reused.)
  */
 static struct member *
@@ -277,7 +277,7 @@ rebuild_next_row (struct array *a, const struct job *j, uint64_t s)
  * included, and claims are made one at a time: at any moment the rows
  * gone over are at most one window ahead of the rate, as with one
  * thread.  (Throttling each thread over the rows done let both threads
- * go at once, two windows ahead: test-raid-ctl-metrics.py saw a 256K/s
+ * go at once, two windows ahead: test-ctl-metrics.py saw a 256K/s
  * rebuild at 360K/s.)  A rebuild thread waits for its turn holding its
  * window's heads, but of rows no other thread of the run takes, and the
  * thread it waits for waits only for heads that clients hold, one each
@@ -864,7 +864,7 @@ install_replacement (struct jobs *js, int i, struct member *m, uint64_t was,
       "flight: try again in a moment";
   else if (js->job || rebuild_start (js, why) == 0) {
     /* The rebuild's thread waits for the lock, then finds m.  The old
-     * member waits in limbo until no reader can hold it (members.c).
+     * member waits in limbo until no reader can hold it (member_table.c).
      */
     m->readd = readd;
     if (readd)

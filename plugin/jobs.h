@@ -53,7 +53,7 @@ int jobs_scrub_start (struct jobs *js, bool repair, char **why);
 void jobs_scrub_stop (struct jobs *js);
 
 /* One consistent snapshot of the jobs and the member states, for status
- * (control.c).  Taken in a reader section of the caller's (members.h), so
+ * (control.c).  Taken in a reader section of the caller's (member_table.h), so
  * that member[].m stay open while the caller reads their names.
  */
 struct jobs_status {

@@ -6,7 +6,7 @@
  * member's identity (md_identity.c) live apart; md_array_internal.h says
  * what each file does and holds the struct they share.
  *
- * md knows of the array only its member table (members.h), whose order it
+ * md knows of the array only its member table (member_table.h), whose order it
  * sets at assembly (members_arrange), and what the superblocks say; every
  * entry point takes the struct md_array, NULL in raw mode.
  *
@@ -56,7 +56,7 @@
 #include "lock.h"
 #include "md_array_internal.h"
 #include "md_bitmap.h"
-#include "members.h"
+#include "member_table.h"
 #include "md_super.h"
 
 static bool

@@ -4,7 +4,7 @@
  * offered for a role (md_admit.c); md_array_internal.h says which file
  * does what.
  *
- * md works on the member table (members.h) and nothing else of the
+ * md works on the member table (member_table.h) and nothing else of the
  * array: every function takes the struct md_array that assembly or
  * create made, and NULL (raw mode: metadata=none) is accepted by each and
  * does nothing.

@@ -35,7 +35,7 @@
 #include "geometry.h"
 #include "md_array.h"
 #include "md_super.h"
-#include "members.h"
+#include "member_table.h"
 
 struct md_array {
   struct members *ms;           /* the array's member table, by role */

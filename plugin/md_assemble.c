@@ -59,7 +59,7 @@
 #include "md_array_internal.h"
 #include "md_bitmap.h"
 #include "md_super.h"
-#include "members.h"
+#include "member_table.h"
 #include "signature.h"
 
 /* Which places to read a superblock from.  Assembly reads only v1.2's

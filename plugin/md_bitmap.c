@@ -76,7 +76,7 @@
 #include <nbdkit-plugin.h>
 
 #include "md_bitmap.h"
-#include "members.h"
+#include "member_table.h"
 
 #define PAGE 4096
 #define MAX_BITS (UINT64_C (1) << 26)

@@ -46,7 +46,7 @@
 #include "md_array_internal.h"
 #include "md_bitmap.h"
 #include "md_super.h"
-#include "members.h"
+#include "member_table.h"
 #include "signature.h"
 
 /* create=true without force=true: every member must be blank of any

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Dispatch of member I/O batches to backends; see member.h. */
+/* One member: its state, the "missing" member, and the dispatch of
+ * member I/O batches to the backends; see member.h.  The table of an
+ * array's members is member_table.c's.
+ */
 
 #include <config.h>
 

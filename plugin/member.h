@@ -10,7 +10,7 @@
  * disk, punch a hole, say where the data is, close): the file backend
  * (member_file.c, files and block devices through io_uring) and the NBD
  * backend (member_nbd.c, remote exports through libnbd), mixed freely in
- * one array.  members.c turns names into members and decides what a
+ * one array.  member_table.c turns names into members and decides what a
  * failed request means (the failure policy); this file only records a
  * member's state.
  *
@@ -226,7 +226,7 @@ struct member {
   void *priv;                   /* the backend's */
 };
 
-/* A backend opened m (members.c's members_open_member): give it its
+/* A backend opened m (member_table.c's members_open_member): give it its
  * serial, and the alignment the file backend leaves to us.
  */
 void member_opened (struct member *m);
@@ -338,7 +338,7 @@ member_io_cursor (const struct member_io *io)
   return io->buf ? (uint8_t *) io->buf + io->done : NULL;
 }
 
-/* The file backend, for members.c. */
+/* The file backend, for member_table.c. */
 /* Whether a file member is opened with O_DIRECT: block devices only (the
  * default: as md uses its disks, and where io_uring runs the requests
  * without a worker thread), every member, or none.
@@ -348,7 +348,7 @@ enum member_direct { MEMBER_DIRECT_AUTO, MEMBER_DIRECT_ON, MEMBER_DIRECT_OFF };
 struct member *member_file_open (const char *path, enum member_direct direct);
 const char *member_file_uring_features (void);
 
-/* The NBD backend (libnbd), for members.c and the plugin's parameters. */
+/* The NBD backend (libnbd), for member_table.c and the plugin's parameters. */
 bool member_is_uri (const char *name);
 struct member *member_nbd_open (const char *uri);
 /* Abandon a batch on a member after this long (default 30 s). */

@@ -68,7 +68,7 @@
 #include <nbdkit-plugin.h>
 
 #include "lock.h"
-#include "members.h"
+#include "member_table.h"
 #include "missed_rows.h"
 
 #define MAX_REGIONS (UINT64_C (1) << 20)

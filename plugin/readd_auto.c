@@ -49,7 +49,7 @@
 #include "array.h"
 #include "jobs.h"
 #include "lock.h"
-#include "members.h"
+#include "member_table.h"
 #include "now.h"
 #include "readd_auto.h"
 

@@ -11,7 +11,7 @@
 
 #include "geometry.h"
 #include "member.h"
-#include "members.h"
+#include "member_table.h"
 
 struct stripe_cache;
 struct stripe_head;

@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "members.h"
+#include "member_table.h"
 #include "parity.h"
 #include "stripe.h"
 
@@ -199,7 +199,7 @@ compute_parity (const struct geometry *g, void **ptrs, size_t bytes)
 }
 
 /* Members that cannot be read at this row (failed, or not yet rebuilt),
- * and whether the level tolerates that many (members.c).
+ * and whether the level tolerates that many (member_table.c).
  */
 static inline int
 count_unreadable (const struct stripe_cache *c, const struct stripe_head *sh)

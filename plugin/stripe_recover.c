@@ -17,7 +17,7 @@
  *   two data chunks (RAID-6)   parity_recov_2data
  *   Q, or P and Q (RAID-6)     recompute from the data (parity_gen_syndrome)
  *
- * A read that fails fails its member (the failure policy, members.c) and
+ * A read that fails fails its member (the failure policy, member_table.c) and
  * the range is read again with one member fewer, until the row is beyond
  * the level's tolerance (EIO).  Reconstructed pages are marked valid: they
  * say what the member would hold, which a write then keeps true.

@@ -20,7 +20,7 @@ check_PROGRAMS += test_member_nbd
 TESTS += test_member_nbd
 test_member_nbd_SOURCES = test_member_nbd.c lib/check_run.h ../plugin/member_nbd.c \
 	../plugin/member_nbd_connect.c ../plugin/member_nbd_internal.h \
-	../plugin/member.c ../plugin/members.c
+	../plugin/member.c ../plugin/member_table.c
 test_member_nbd_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS) $(LIBNBD_CFLAGS)
 test_member_nbd_LDFLAGS = -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
 test_member_nbd_LDADD = $(LIBNBD_LIBS) $(CHECK_LIBS) $(PTHREAD_LIBS)
@@ -407,7 +407,7 @@ STRIPE_TEST_SOURCES = lib/check_run.h \
 	../plugin/stripe_cache.c ../plugin/stripe_recover.c \
 	../plugin/stripe_write.c ../plugin/stripe_scrub.c \
 	../plugin/geometry.c ../plugin/member.c \
-	../plugin/members.c
+	../plugin/member_table.c
 STRIPE_TEST_LDADD = $(top_builddir)/parity/libparity.la $(CHECK_LIBS) \
 	$(PTHREAD_LIBS)
 if HAVE_CHECK
@@ -462,7 +462,7 @@ check_PROGRAMS += test_md_bitmap
 TESTS += test_md_bitmap
 test_md_bitmap_SOURCES = test_md_bitmap.c lib/check_run.h $(MEMBER_MEM_SOURCES) \
 	../plugin/md_bitmap.c ../plugin/md_bitmap_super.c ../plugin/md_super.c \
-	../plugin/members.c \
+	../plugin/member_table.c \
 	../plugin/member.c
 test_md_bitmap_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
 test_md_bitmap_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
@@ -479,7 +479,7 @@ test_md_array_SOURCES = test_md_array.c lib/check_run.h $(MEMBER_MEM_SOURCES) \
 	../plugin/md_array.c ../plugin/md_array_internal.h \
 	../plugin/md_assemble.c ../plugin/md_create.c ../plugin/md_admit.c \
 	../plugin/md_identity.c ../plugin/md_bitmap.c ../plugin/md_bitmap_super.c \
-	../plugin/md_super.c ../plugin/signature.c ../plugin/members.c \
+	../plugin/md_super.c ../plugin/signature.c ../plugin/member_table.c \
 	../plugin/member.c ../plugin/geometry.c
 test_md_array_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
 test_md_array_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
@@ -495,21 +495,21 @@ test_row_record_SOURCES = test_row_record.c lib/check_run.h $(MEMBER_MEM_SOURCES
 	../plugin/md_array.c ../plugin/md_array_internal.h \
 	../plugin/md_assemble.c ../plugin/md_create.c ../plugin/md_admit.c \
 	../plugin/md_identity.c ../plugin/md_bitmap.c ../plugin/md_bitmap_super.c \
-	../plugin/md_super.c ../plugin/signature.c ../plugin/members.c \
+	../plugin/md_super.c ../plugin/signature.c ../plugin/member_table.c \
 	../plugin/member.c ../plugin/geometry.c
 test_row_record_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
 test_row_record_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
 
-# The member table (plugin/members.c): the failure policy, what can
+# The member table (plugin/member_table.c): the failure policy, what can
 # still be served, reader sections and the reclaim of replaced members.
 if HAVE_CHECK
-check_PROGRAMS += test_members
-TESTS += test_members
-test_members_SOURCES = test_members.c lib/check_run.h $(MEMBER_MEM_SOURCES) \
-	../plugin/members.c ../plugin/member.c
-test_members_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
-test_members_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
+check_PROGRAMS += test_member_table
+TESTS += test_member_table
+test_member_table_SOURCES = test_member_table.c lib/check_run.h $(MEMBER_MEM_SOURCES) \
+	../plugin/member_table.c ../plugin/member.c
+test_member_table_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
+test_member_table_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
 
 # Every benchmark script runs at toy sizes (--smoke) to its end, so that
@@ -544,7 +544,7 @@ if HAVE_CHECK
 check_PROGRAMS += test_missed_rows
 TESTS += test_missed_rows
 test_missed_rows_SOURCES = test_missed_rows.c lib/check_run.h $(MEMBER_MEM_SOURCES) \
-	../plugin/missed_rows.c ../plugin/members.c ../plugin/member.c
+	../plugin/missed_rows.c ../plugin/member_table.c ../plugin/member.c
 test_missed_rows_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
 test_missed_rows_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
@@ -617,7 +617,7 @@ check_PROGRAMS += test_extents
 TESTS += test_extents
 test_extents_SOURCES = test_extents.c lib/check_run.h $(MEMBER_MEM_SOURCES) \
 	lib/mem_array.c lib/mem_array.h \
-	../plugin/extents.c ../plugin/geometry.c ../plugin/members.c \
+	../plugin/extents.c ../plugin/geometry.c ../plugin/member_table.c \
 	../plugin/member.c
 test_extents_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
 test_extents_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)

@@ -49,7 +49,7 @@
 #include "member.h"
 #include "mem_array.h"
 #include "member_mem.h"
-#include "members.h"
+#include "member_table.h"
 
 #define DATA_OFFSET 8192
 #define MAXM MEM_ARRAY_MAX

@@ -36,7 +36,7 @@
 #include "md_super.h"
 #include "member.h"
 #include "member_mem.h"
-#include "members.h"
+#include "member_table.h"
 
 #define N 4                     /* members (RAID-5) */
 #define SB 4096                 /* v1.2: the superblock's offset */

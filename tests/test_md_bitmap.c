@@ -37,7 +37,7 @@
 #include "md_bitmap.h"
 #include "member.h"
 #include "member_mem.h"
-#include "members.h"
+#include "member_table.h"
 
 #define N 4                     /* members (RAID-5) */
 #define AREA 8192               /* the area's offset, as mdadm places it */

@@ -67,7 +67,7 @@
 #include <nbdkit-plugin.h>
 
 #include "member.h"
-#include "members.h"
+#include "member_table.h"
 
 /* Allocation failures on demand; see the top. */
 static bool alloc_fails;        /* atomic */

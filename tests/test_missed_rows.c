@@ -29,7 +29,7 @@
 
 #include "member.h"
 #include "member_mem.h"
-#include "members.h"
+#include "member_table.h"
 #include "missed_rows.h"
 
 #define N 4

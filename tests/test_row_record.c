@@ -37,7 +37,7 @@
 #include "md_bitmap.h"
 #include "member.h"
 #include "member_mem.h"
-#include "members.h"
+#include "member_table.h"
 #include "row_record.h"
 
 #define N 4                     /* members (RAID-5) */

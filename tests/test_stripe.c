@@ -83,7 +83,7 @@
 #include "member.h"
 #include "mem_array.h"
 #include "member_mem.h"
-#include "members.h"
+#include "member_table.h"
 #include "stripe.h"
 
 #define PAGE 4096

@@ -6,7 +6,7 @@
  *
  * The program is linked with --wrap for the allocator's entry points, so
  * every call from the code under test (plugin/stripe_*.c, member.c,
- * members.c, and the in-memory members) goes through the counters below;
+ * member_table.c, and the in-memory members) goes through the counters below;
  * libc's own calls do not, and calls from Check (linked statically)
  * happen outside the counted code.  A RAID-6 and a RAID-5 of in-memory
  * members with a cache of a few rows take random requests over many more

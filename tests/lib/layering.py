@@ -24,7 +24,7 @@ LAYERS = [
      "nbdkit_cmdline"],
     ["member_nbd_connect"],
     ["member_file", "member_nbd", "md_super", "signature"],
-    ["members", "params", "md_identity"],
+    ["member_table", "params", "md_identity"],
     ["stripe_cache", "md_bitmap", "missed_rows", "extents"],
     ["stripe_recover", "md_array", "md_admit", "md_create"],
     ["stripe_write", "stripe_scrub", "row_record", "md_assemble"],

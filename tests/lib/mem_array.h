@@ -8,7 +8,7 @@
 
 #include "geometry.h"
 #include "member.h"
-#include "members.h"
+#include "member_table.h"
 
 #define MEM_ARRAY_MAX 12        /* members */
 

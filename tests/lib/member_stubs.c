@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* member_stubs: what plugin/member.c and plugin/members.c call that a
+/* member_stubs: what plugin/member.c and plugin/member_table.c call that a
  * unit test over in-memory members (member_mem.c) never reaches.
  *
  * The real backends (member_file.c, member_nbd.c) would pull in io_uring

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The member table: which member holds each role, the failure policy,
- * what the array can still serve, and replacing a member while requests
- * read the table.
+/* The member table (struct members, the members_* functions): which
+ * member holds each role, the failure policy, what the array can still
+ * serve, and replacing a member while requests read the table.  One
+ * member, its state and its backend are member.c's.
  *
  * States.  Each member's state (member.h: IN_SYNC, FAILED, REBUILDING
  * with a recovery offset) is the array's view of it.  A member object
@@ -86,7 +87,7 @@
 #include <nbdkit-plugin.h>
 
 #include "lock.h"
-#include "members.h"
+#include "member_table.h"
 
 void
 members_init (struct members *ms)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Description: the member table (plugin/members.c): the one failure
+/* Description: the member table (plugin/member_table.c): the one failure
  * policy, what the array and a row can still serve, and reader sections
  * with the reclaim of replaced members.
  *
@@ -29,7 +29,7 @@
 
 #include "member.h"
 #include "member_mem.h"
-#include "members.h"
+#include "member_table.h"
 
 /* A member whose closing the test sees. */
 static int closed;

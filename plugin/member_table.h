@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The member table of an array: which member holds each role, what the
- * array can still serve, THE failure policy, and replacing a member while
- * requests read the table; see members.c.
+/* The member table of an array (struct members, the members_* functions):
+ * which member holds each role, what the array can still serve, THE
+ * failure policy, and replacing a member while requests read the table;
+ * see member_table.c.  One member and its backend are member.h's.
  */
 
-#ifndef RAID_MEMBERS_H
-#define RAID_MEMBERS_H
+#ifndef RAID_MEMBER_TABLE_H
+#define RAID_MEMBER_TABLE_H
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -31,7 +32,7 @@ struct members {
    */
   struct member *_Atomic slot[GEOMETRY_MAX_MEMBERS];
 
-  /* Reader sections: see members.c. */
+  /* Reader sections: see member_table.c. */
   _Atomic uint64_t epoch;
   _Atomic uint64_t readers[2];
 
@@ -164,4 +165,4 @@ void members_replace (struct members *ms, int i, struct member *m);
  */
 void members_reclaim (struct members *ms);
 
-#endif /* RAID_MEMBERS_H */
+#endif /* RAID_MEMBER_TABLE_H */
