@@ -688,8 +688,9 @@ array_trim (struct array *a, uint64_t count, uint64_t offset, bool fua)
                   change_request (a, &ch, count, offset, fua));
 }
 
-/* What md does once nbdkit serves (create=true's superblocks, the
- * bitmap's clearing); the jobs start after it (jobs_after_fork).
+/* What starts once nbdkit serves: the row record's clearing (of the
+ * record in memory), md's part (create=true's superblocks, the bitmap's
+ * clearing); the jobs start after it (jobs_after_fork).
  */
 int
 array_after_fork (struct array *a)

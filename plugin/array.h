@@ -88,7 +88,8 @@ struct array {
  * is written to any member (create=true writes at array_after_fork).
  */
 struct array *array_open (const struct array_config *cfg);
-/* In the serving process: md's part (create=true's superblocks, the
+/* In the serving process: the row record's clearing thread (for the
+ * record in memory) and md's part (create=true's superblocks, the
  * bitmap's clearing thread); the jobs start after it (jobs_after_fork).
  */
 int array_after_fork (struct array *a);

@@ -6,7 +6,8 @@
  *   replace N PATH|URI [force] rebuild a failed member N onto a new member
  *                              (force: even over another array's disk)
  *   re-add N                   take failed member N's own disk back,
- *                              resyncing what the bitmap marks
+ *                              resyncing what it missed (the
+ *                              bitmap's or the in-memory marks)
  *   scrub check|repair|stop    verify (and fix) parity in the background
  *
  * Words are separated by blanks; a member index is decimal digits only.

@@ -2,7 +2,7 @@
 /* The background jobs that repair an array while it serves, and the
  * operator actions that start them: failing a member, replacing one
  * (which starts a rebuild), re-adding one (a rebuild of the rows the
- * write-intent bitmap marks), scrubbing; and the resync after an unclean
+ * row record marks: row_record.c), scrubbing; and the resync after an unclean
  * shutdown.
  *
  * One background job at a time runs, row by row, in two threads that
@@ -39,8 +39,9 @@
  *            with the data (stripe_scrub_row), count mismatched pages like
  *            md's mismatch_cnt, and with repair rewrite what is wrong.
  *   resync   a repairing scrub of the rows an unclean shutdown may have
- *            left inconsistent: those the write-intent bitmap marks, or
- *            every row from md's checkpoint on (md_array.c).
+ *            left inconsistent: those the row record says (the
+ *            write-intent bitmap's marks, or every row from md's
+ *            checkpoint on).
  *
  * Client requests keep priority: each row's lock is held only for that
  * row, and rebuild-rate caps the rebuild's and the resync's rate (bytes
@@ -241,8 +242,8 @@ still_member (struct array *a, int i, uint64_t serial)
 }
 
 /* The next row member i's rebuild writes: every row, or for a re-add
- * only those under set bits of the write-intent bitmap (>= the row count
- * when none is left), and every row from whole_from on
+ * only those the row record marks as missed (>= the row count when none
+ * is left), and every row from whole_from on
  * (member.readd_whole_from).
  */
 static uint64_t
@@ -573,7 +574,7 @@ record_bad_data (struct job *j, uint64_t stripe, int member)
 }
 
 /* The next row the job goes over: every row, or for a resync those the
- * write-intent bitmap marks.
+ * row record says it owes.
  */
 static uint64_t
 next_row (struct array *a, const struct job *j, uint64_t s)
@@ -1042,7 +1043,7 @@ resync_start (struct jobs *js, char **why)
 
 /* As mdadm --re-add at assembly: a member given on the command line
  * whose superblock is stale (md_array_stale_at_assembly) is re-added if
- * the bitmap covers what it missed, else it stays failed, saying why.
+ * the row record covers what it missed, else it stays failed, saying why.
  */
 static void
 readd_stale_members (struct jobs *js)

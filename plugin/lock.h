@@ -8,7 +8,7 @@
  *   0. jobs.c          run->claim_lock   a job's next window of rows (the
  *                                        rate's wait is made under it)
  *   1. jobs.c          jobs->lock        the running job, operator actions
- *   2. member_table.h       ms->lock          the table's changes, limbo
+ *   2. member_table.h  ms->lock          the table's changes, limbo
  *      missed_rows.c   sweep_lock        one sweep at a time (it reads
  *                                        md's event count: md->lock)
  *   3. md_array_internal.h  md->lock    superblock updates (md_array.c),
@@ -47,7 +47,7 @@
  * Atomics.  What is read without a lock is _Atomic (stdatomic.h), so that
  * no access to it can be a plain one by mistake: member states and
  * recovery offsets (member.h), the member table's slots and reader counts
- * (member_table.h), md's clean flag and writes in flight (md_array.c), the
+ * (member_table.h), md's clean flag and writes in flight (md_array_internal.h), the
  * bitmap's written generation, the in-memory record's marks and
  * counters (missed_rows.c), job progress and stop requests (jobs.c),
  * the cache's counters.  A plain access to an _Atomic object is a

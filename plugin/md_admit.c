@@ -1,18 +1,19 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* A disk offered for a role of the array (jobs.c: replace, re-add,
- * readd=auto), judged against md's view of it before it is let in.
+/* A disk offered for a role of the array (admission.c's rules for
+ * replace, re-add, readd=auto), judged against md's view of it before it
+ * is let in.
  * Nothing here changes the table or writes to a disk: a disk accepted
  * for re-add is given its identity (md_identity.c), and its announcement
  * is kept for the next update.
  *
- * Re-add (md_array_readd_check, md_array_readd_expect; jobs.c runs it).
- * A failed role's own disk, opened again, is accepted as md's
- * super_1_validate accepts a disk coming back into an array with a
+ * Re-add (md_array_readd_check, md_array_readd_expect; admission.c asks
+ * the first, jobs.c announces with the second).  A failed role's own
+ * disk, opened again, is accepted as md's super_1_validate accepts a disk coming back into an array with a
  * bitmap: this set's UUID, the role's device UUID and dev_number, events
  * not newer than the array's nor older than md's count at the bitmap's
  * last clearing (without a bitmap: at the start or last clearing of
- * the record of missed rows kept in memory; jobs.c gives that count as
- * floor, from row_record.c).  A disk that failed during a full rebuild is
+ * the record of missed rows kept in memory; admission.c gives that count
+ * as floor, from row_record.c).  A disk that failed during a full rebuild is
  * vouched for only below where the rebuild had reached
  * (readd_whole_from).  It comes back through the table like a
  * replacement (a new member object), but announced first

@@ -542,7 +542,7 @@ md_array_close (struct md_array *md)
         nbdkit_error ("raid: read-only: member %s failed while serving; the "
                       "superblocks do not record it",
                       members_at (md->ms, i)->name);
-  checkpoint_resync (md);       /* unless a resync was under way */
+  checkpoint_resync (md);       /* if a linear resync was under way */
   md_bitmap_close (md->bitmap); /* and clears the bits */
   if (md->ms)                   /* the lock was initialised */
     pthread_mutex_destroy (&md->lock);

@@ -75,7 +75,7 @@ bool md_array_bitmap_stats (struct md_array *md, struct md_bitmap_stats *st);
  */
 void md_array_close (struct md_array *md);
 
-/* Re-add (jobs.c).  Whether m, reopened for failed role i, is that
+/* Re-add (admission.c).  Whether m, reopened for failed role i, is that
  * role's disk as it was, not older than `floor` (md's event count at the
  * last clearing of what records the rows it missed: row_record.c's
  * row_record_missed_floor) (0; m then has its identity), or not (-1, the

@@ -11,7 +11,7 @@
  * Only a new member object in the role (REBUILDING) and the end of its
  * rebuild (IN_SYNC) bring a role back: a replacement (another disk,
  * rebuilt whole) or a re-add (the role's own disk opened again by its
- * name, rebuilt only where the write-intent bitmap says it missed writes;
+ * name, rebuilt only where the row record says it missed writes;
  * jobs.c).  Both go through members_replace, so the failed object waits
  * in limbo either way and nothing that held it sees it come back to life.
  *

@@ -9,8 +9,8 @@
  * `re-add N`.  That path does all the deciding: it opens the role's disk
  * again by its name (a new connection for an NBD member; a file that has
  * become readable again), checks that it is the same disk and that the
- * write-intent bitmap covers what it missed, and refuses otherwise,
- * writing nothing.  So this file decides only *when* to ask, never
+ * row record (the bitmap, or the record in memory) covers what it
+ * missed, and refuses otherwise, writing nothing.  So this file decides only *when* to ask, never
  * whether a disk may come back.
  *
  * When not to ask:
