@@ -184,15 +184,26 @@ EXTRA_DIST += lib/raidfail_random.py lib/random-seeds.regress
 TESTS += test-fail-random-regress.py
 EXTRA_DIST += test-fail-random-regress.py
 
-# md v1.2 superblocks (plugin/md_super.c, and the bitmap's superblock:
-# plugin/md_bitmap_super.c): hand-built superblocks, the
-# kernel's checksum, refusals.  The test supplies its own member_io_run.
+# md v1.x superblocks (plugin/md_super.c): hand-built superblocks, the
+# kernel's checksum, refusals, each version's place.  The test supplies
+# its own member_io_run.  lib/le_store.h: the little-endian stores it
+# shares with test_md_bitmap_super.
 if HAVE_CHECK
 check_PROGRAMS += test_md_super
 TESTS += test_md_super
-test_md_super_SOURCES = test_md_super.c lib/check_run.h ../plugin/md_super.c \
-	../plugin/md_bitmap_super.c
+test_md_super_SOURCES = test_md_super.c lib/check_run.h lib/le_store.h \
+	../plugin/md_super.c
 test_md_super_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
+endif
+
+# The bitmap's superblock (plugin/md_bitmap_super.c): hand-built, read
+# and written back, md's refusals, mdadm's area sizes.
+if HAVE_CHECK
+check_PROGRAMS += test_md_bitmap_super
+TESTS += test_md_bitmap_super
+test_md_bitmap_super_SOURCES = test_md_bitmap_super.c lib/check_run.h \
+	lib/le_store.h ../plugin/md_bitmap_super.c
+test_md_bitmap_super_LDADD = $(CHECK_LIBS)
 endif
 
 # Signatures of other formats (plugin/signature.c): what a disk carries
