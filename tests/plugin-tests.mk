@@ -184,15 +184,26 @@ EXTRA_DIST += lib/raidfail_random.py lib/random-seeds.regress
 TESTS += test-fail-random-regress.py
 EXTRA_DIST += test-fail-random-regress.py
 
-# md v1.2 superblocks (plugin/md_super.c, and the bitmap's superblock:
-# plugin/md_bitmap_super.c): hand-built superblocks, the
-# kernel's checksum, refusals.  The test supplies its own member_io_run.
+# md v1.x superblocks (plugin/md_super.c): hand-built superblocks, the
+# kernel's checksum, refusals, each version's place.  The test supplies
+# its own member_io_run.  lib/le_store.h: the little-endian stores it
+# shares with test_md_bitmap_super.
 if HAVE_CHECK
 check_PROGRAMS += test_md_super
 TESTS += test_md_super
-test_md_super_SOURCES = test_md_super.c lib/check_run.h ../plugin/md_super.c \
-	../plugin/md_bitmap_super.c
+test_md_super_SOURCES = test_md_super.c lib/check_run.h lib/le_store.h \
+	../plugin/md_super.c
 test_md_super_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
+endif
+
+# The bitmap's superblock (plugin/md_bitmap_super.c): hand-built, read
+# and written back, md's refusals, mdadm's area sizes.
+if HAVE_CHECK
+check_PROGRAMS += test_md_bitmap_super
+TESTS += test_md_bitmap_super
+test_md_bitmap_super_SOURCES = test_md_bitmap_super.c lib/check_run.h \
+	lib/le_store.h ../plugin/md_bitmap_super.c
+test_md_bitmap_super_LDADD = $(CHECK_LIBS)
 endif
 
 # Signatures of other formats (plugin/signature.c): what a disk carries
@@ -468,21 +479,45 @@ test_md_bitmap_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
 test_md_bitmap_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
 
-# md's files (md_array.c and md_assemble.c, md_create.c, md_admit.c,
-# md_identity.c) against in-memory members: create, clean/active event
-# counting, failures and dev_number reuse over thousands of
-# replacements, assembly in role order with one-behind and stale members.
+# md's files against in-memory members, one program per file tested, on
+# arrays lib/md_rig.c creates.  MD_RIG_SOURCES: what the rig links
+# (md_create.c makes the array, md_array.c writes its superblocks, and
+# what they call), in every md test whatever file it tests.
+MD_RIG_SOURCES = lib/check_run.h lib/md_rig.c lib/md_rig.h \
+	$(MEMBER_MEM_SOURCES) \
+	../plugin/md_array.c ../plugin/md_array_internal.h \
+	../plugin/md_create.c ../plugin/md_identity.c ../plugin/md_bitmap.c \
+	../plugin/md_bitmap_super.c ../plugin/md_super.c ../plugin/signature.c \
+	../plugin/member_table.c ../plugin/member.c ../plugin/geometry.c
+# Serving (plugin/md_array.c): clean/active event counting, failures
+# recorded before the write or flush they hit is acknowledged, dev_number
+# reuse over thousands of replacements.
 if HAVE_CHECK
 check_PROGRAMS += test_md_array
 TESTS += test_md_array
-test_md_array_SOURCES = test_md_array.c lib/check_run.h $(MEMBER_MEM_SOURCES) \
-	../plugin/md_array.c ../plugin/md_array_internal.h \
-	../plugin/md_assemble.c ../plugin/md_create.c ../plugin/md_admit.c \
-	../plugin/md_identity.c ../plugin/md_bitmap.c ../plugin/md_bitmap_super.c \
-	../plugin/md_super.c ../plugin/signature.c ../plugin/member_table.c \
-	../plugin/member.c ../plugin/geometry.c
+test_md_array_SOURCES = test_md_array.c $(MD_RIG_SOURCES)
 test_md_array_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
 test_md_array_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
+endif
+# A member's identity (plugin/md_identity.c) across superblock writes:
+# a read on the wire during a write is the member, an older copy is not.
+if HAVE_CHECK
+check_PROGRAMS += test_md_identity
+TESTS += test_md_identity
+test_md_identity_SOURCES = test_md_identity.c $(MD_RIG_SOURCES)
+test_md_identity_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
+test_md_identity_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
+endif
+# Assembly (plugin/md_assemble.c): role order, one-behind and stale
+# members; and md v1.0/v1.1 created and assembled (md_create.c's places,
+# md_admit.c's size check of a replacement).
+if HAVE_CHECK
+check_PROGRAMS += test_md_assemble
+TESTS += test_md_assemble
+test_md_assemble_SOURCES = test_md_assemble.c $(MD_RIG_SOURCES) \
+	../plugin/md_assemble.c ../plugin/md_admit.c
+test_md_assemble_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
+test_md_assemble_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
 
 # The row record (plugin/row_record.c): the bitmap, the record in memory

@@ -25,11 +25,6 @@
  *     ...), a level other than 5/6 and a layout md uses only for DDF are
  *     errors (-1) with a message that names the cause.
  *
- *   - The write-intent bitmap's superblock (md-bitmap.h's bitmap_super_t)
- *     is built by hand the same way; parse -> format gives back its bytes,
- *     and each value the kernel's md_bitmap_read_sb() refuses is refused
- *     with a message naming it.
- *
  *   - Where each version lies comes from md's rule written out here
  *     (v1.0: member sectors - 16, rounded down to a multiple of 8), on
  *     members whose size is not a multiple of 4 KiB; a record is found
@@ -68,9 +63,9 @@
 #include <check.h>
 
 #include "check_run.h"
+#include "le_store.h"
 
 #include "md_super.h"
-#include "md_bitmap.h"
 
 #define SB 4096
 
@@ -82,27 +77,6 @@ enum {
   O_DEV_NUMBER = 160, O_DEVICE_UUID = 168, O_UTIME = 192, O_EVENTS = 200,
   O_RESYNC_OFFSET = 208, O_CSUM = 216, O_MAX_DEV = 220, O_DEV_ROLES = 256,
 };
-
-static void
-le16 (uint8_t *p, uint16_t v)
-{
-  p[0] = v & 0xff;
-  p[1] = v >> 8;
-}
-
-static void
-le32 (uint8_t *p, uint32_t v)
-{
-  for (int i = 0; i < 4; i++)
-    p[i] = v >> (8 * i);
-}
-
-static void
-le64 (uint8_t *p, uint64_t v)
-{
-  for (int i = 0; i < 8; i++)
-    p[i] = v >> (8 * i);
-}
 
 static uint32_t
 rd32 (const uint8_t *p)
@@ -1183,97 +1157,6 @@ START_TEST (test_v10_bitmap_placement)
 }
 END_TEST
 
-/* md-bitmap.h's bitmap_super_t, laid out by hand at its offsets. */
-enum {
-  B_MAGIC = 0, B_VERSION = 4, B_UUID = 8, B_EVENTS = 24, B_CLEARED = 32,
-  B_SYNC_SIZE = 40, B_STATE = 48, B_CHUNK = 52, B_SLEEP = 56, B_BEHIND = 60,
-  B_RESERVED = 64, B_NODES = 68,
-};
-
-static void
-hand_built_bitmap (uint8_t *b)
-{
-  memset (b, 0, MD_BITMAP_SB_BYTES);
-  le32 (b + B_MAGIC, 0x6d746962);
-  le32 (b + B_VERSION, 4);
-  memcpy (b + B_UUID, set_uuid, 16);
-  le64 (b + B_EVENTS, 0x1122334455667788ULL);
-  le64 (b + B_CLEARED, 0x1122334455667700ULL);
-  le64 (b + B_SYNC_SIZE, 2097152);
-  le32 (b + B_STATE, 0);
-  le32 (b + B_CHUNK, 64 << 20);
-  le32 (b + B_SLEEP, 5);
-  le32 (b + B_RESERVED, 248);
-}
-
-START_TEST (test_bitmap_super_parse)
-{
-  uint8_t b[MD_BITMAP_SB_BYTES], out[MD_BITMAP_SB_BYTES];
-  struct md_bitmap_super bs;
-  const char *why = "not set";
-
-  hand_built_bitmap (b);
-  ck_assert_int_eq (md_bitmap_super_parse (b, &bs, &why), 0);
-  ck_assert_uint_eq (bs.version, 4);
-  ck_assert_mem_eq (bs.uuid, set_uuid, 16);
-  ck_assert_uint_eq (bs.events, 0x1122334455667788ULL);
-  ck_assert_uint_eq (bs.events_cleared, 0x1122334455667700ULL);
-  ck_assert_uint_eq (bs.sync_size, 2097152);
-  ck_assert_uint_eq (bs.chunksize, 64 << 20);
-  ck_assert_uint_eq (bs.daemon_sleep, 5);
-  ck_assert_uint_eq (bs.sectors_reserved, 248);
-
-  /* Writing it back gives the same 256 bytes. */
-  md_bitmap_super_format (&bs, out);
-  ck_assert_mem_eq (out, b, MD_BITMAP_SB_BYTES);
-}
-END_TEST
-
-START_TEST (test_bitmap_super_refusals)
-{
-  static const struct { int off, width; uint64_t value; const char *word; }
-  bad[] = {
-    { B_MAGIC, 4, 0x6d746963, "magic" },
-    { B_VERSION, 4, 2, "version" },
-    { B_VERSION, 4, 5, "version" },     /* clustered */
-    { B_VERSION, 4, 6, "version" },     /* lockless */
-    { B_CHUNK, 4, 256, "chunk" },
-    { B_CHUNK, 4, 3 << 20, "chunk" },
-    { B_SLEEP, 4, 0, "sleep" },
-    { B_BEHIND, 4, 16384, "write-behind" },
-    { B_NODES, 4, 2, "clustered" },
-  };
-
-  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    uint8_t b[MD_BITMAP_SB_BYTES];
-    struct md_bitmap_super bs;
-    const char *why = NULL;
-
-    hand_built_bitmap (b);
-    le32 (b + bad[i].off, bad[i].value);
-    ck_assert_msg (md_bitmap_super_parse (b, &bs, &why) == -1,
-                   "case %zu accepted", i);
-    ck_assert_msg (why && strstr (why, bad[i].word),
-                   "case %zu: message \"%s\" does not say \"%s\"", i,
-                   why ? why : "(null)", bad[i].word);
-  }
-}
-END_TEST
-
-/* Area sizes as mdadm's calc_bitmap_size(bms, 4096) computes them: the
- * 256-byte superblock plus one bit per chunk, rounded up to 4 KiB.
- */
-START_TEST (test_bitmap_area)
-{
-  ck_assert_uint_eq (md_bitmap_bits (1 << 20, 64 << 20), 1);
-  ck_assert_uint_eq (md_bitmap_bits ((64 << 20) + 1, 64 << 20), 2);
-  ck_assert_uint_eq (md_bitmap_bits (15 << 20, 64 << 10), 240);
-  ck_assert_uint_eq (md_bitmap_area_bytes (1), 4096);
-  ck_assert_uint_eq (md_bitmap_area_bytes ((4096 - 256) * 8), 4096);
-  ck_assert_uint_eq (md_bitmap_area_bytes ((4096 - 256) * 8 + 1), 8192);
-}
-END_TEST
-
 static Suite *
 metadata_suite (void)
 {
@@ -1302,9 +1185,6 @@ metadata_suite (void)
   tcase_add_test (tc, test_places);
   tcase_add_test (tc, test_two_places);
   tcase_add_test (tc, test_v10_bitmap_placement);
-  tcase_add_test (tc, test_bitmap_super_parse);
-  tcase_add_test (tc, test_bitmap_super_refusals);
-  tcase_add_test (tc, test_bitmap_area);
   suite_add_tcase (s, tc);
   return s;
 }

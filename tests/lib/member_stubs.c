@@ -6,8 +6,8 @@
  * and libnbd; a test whose members are all member_mem has no use for
  * them, so opening a file or a URI aborts, loudly.  nbdkit's logging
  * calls are defined weak and do nothing: a test that checks what was
- * logged (test_stripe counts errors, test_md_array keeps the last one)
- * defines its own, which the linker takes instead.
+ * logged (test_stripe counts errors, md_rig.c keeps the last one for
+ * the md tests) defines its own, which the linker takes instead.
  */
 
 #include <config.h>

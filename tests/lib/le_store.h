@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* le_store: little-endian stores for the unit tests that lay md's on-disk
+ * records out by hand (test_md_super.c, test_md_bitmap_super.c).  The
+ * tests' own, never plugin/le.h: a test's evidence shares no code with
+ * what it checks.
+ */
+
+#ifndef TESTS_LE_STORE_H
+#define TESTS_LE_STORE_H
+
+#include <stdint.h>
+
+static inline void
+le16 (uint8_t *p, uint16_t v)
+{
+  p[0] = v & 0xff;
+  p[1] = v >> 8;
+}
+
+static inline void
+le32 (uint8_t *p, uint32_t v)
+{
+  for (int i = 0; i < 4; i++)
+    p[i] = v >> (8 * i);
+}
+
+static inline void
+le64 (uint8_t *p, uint64_t v)
+{
+  for (int i = 0; i < 8; i++)
+    p[i] = v >> (8 * i);
+}
+
+#endif /* TESTS_LE_STORE_H */
