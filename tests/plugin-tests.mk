@@ -527,8 +527,7 @@ check_PROGRAMS += test_row_record
 TESTS += test_row_record
 test_row_record_SOURCES = test_row_record.c lib/check_run.h $(MEMBER_MEM_SOURCES) \
 	../plugin/row_record.c ../plugin/missed_rows.c \
-	../plugin/md_array.c ../plugin/md_array_internal.h \
-	../plugin/md_assemble.c ../plugin/md_create.c ../plugin/md_admit.c \
+	../plugin/md_array.c ../plugin/md_array_internal.h ../plugin/md_create.c \
 	../plugin/md_identity.c ../plugin/md_bitmap.c ../plugin/md_bitmap_super.c \
 	../plugin/md_super.c ../plugin/signature.c ../plugin/member_table.c \
 	../plugin/member.c ../plugin/geometry.c

@@ -249,7 +249,9 @@ version_create (struct rig *r, int minor, const uint64_t *sizes)
  * place (v1.0: at each member's own end), zeroes a superblock of another
  * version left on a member, puts the bitmap after the superblock (v1.1)
  * or right before it (v1.0) and the data where md's rule says; assembly
- * finds them without being told the version, shuffled; a member holding
+ * of a v1.0 or v1.1 array is refused, naming metadata-version=, until
+ * that names the version (only v1.2's place is read unless told), and
+ * then finds the members, shuffled; a member holding
  * a second superblock is refused naming both, unless metadata-version
  * names one; a replacement too small for the v1.0 metadata after the
  * data is refused, and a fitting one gets its superblock at its own end.
