@@ -107,6 +107,19 @@ TESTS += test-systemd-verify.sh
 EXTRA_DIST += test-systemd-verify.sh
 TESTS += test-systemd-stop.py
 EXTRA_DIST += test-systemd-stop.py
+# The OCF resource agent (ocf/nbdkit-raid), run as Pacemaker runs it on
+# md arrays whose members are remote: ocf-tester, validate-all's
+# refusals, a clean stop and a second head with nothing to resync, and
+# a kill -9 after which monitor says failed and a second head resyncs.
+TESTS += test-ocf-tester.py
+EXTRA_DIST += test-ocf-tester.py
+TESTS += test-ocf-validate.py
+EXTRA_DIST += test-ocf-validate.py
+TESTS += test-ocf-stop-clean.py
+EXTRA_DIST += test-ocf-stop-clean.py
+TESTS += test-ocf-kill.py
+EXTRA_DIST += test-ocf-kill.py
+EXTRA_DIST += lib/ocf.py
 TESTS += test-scrub-repair.py
 EXTRA_DIST += test-scrub-repair.py
 EXTRA_DIST += lib/fail_rebuild.py
