@@ -9,6 +9,10 @@
 # tests/test-ctl-metrics.py reads nbdkit-raid-ctl metrics with.
 # systemd: systemd-analyze, which tests/test-systemd-verify.sh checks
 # the units with, and pkg-config's systemd.pc, which says where they go.
+# resource-agents: ocf-tester and ocf-shellfuncs, which the OCF agent
+# (ocf/nbdkit-raid) is tested with and runs on, and the OCF root it is
+# installed under; libxml2-utils: xmllint, with which ocf-tester checks
+# the agent's meta-data (only recommended by resource-agents).
 set -e
 
 packages="
@@ -19,6 +23,7 @@ packages="
   clang libclang-rt-14-dev binutils
   qemu-utils fio valgrind bc
   qemu-system-x86 busybox-static cpio e2fsprogs fdisk gcc libc6-dev
+  resource-agents libxml2-utils
 "
 
 export DEBIAN_FRONTEND=noninteractive
