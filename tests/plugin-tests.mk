@@ -107,6 +107,10 @@ TESTS += test-systemd-verify.sh
 EXTRA_DIST += test-systemd-verify.sh
 TESTS += test-systemd-stop.py
 EXTRA_DIST += test-systemd-stop.py
+# What the service's Restart=on-failure relies on: nbdkit killed under
+# load and started again loses no acknowledged write.
+TESTS += test-service-sigkill.py
+EXTRA_DIST += test-service-sigkill.py
 # The OCF resource agent (ocf/nbdkit-raid), run as Pacemaker runs it on
 # md arrays whose members are remote: ocf-tester, validate-all's
 # refusals, a clean stop and a second head with nothing to resync, and
