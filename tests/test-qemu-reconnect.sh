@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # qemu's NBD client across a restart of nbdkit: what a VM's disk survives,
 # shown with qemu-io writing 64K every 50 ms (64 writes, each its own
-# pattern) while nbdkit goes away for 2 s.
+# pattern) while nbdkit goes away for 2 s (as long as the service's
+# RestartSec keeps it away when it dies).
 #
 #  kill     reconnect-delay=30, nbdkit killed (SIGKILL) and started again:
 #           every write succeeds (qemu holds them, reconnects, resends

@@ -3,8 +3,9 @@
 # The systemd units make install installs pass systemd-analyze verify
 # without a word (an unknown key is only a warning there: any output
 # fails), the service's ExecStart names the nbdkit and the plugin
-# directory configure found, and a unit with a mistake does not pass, so
-# that the check can fail at all.
+# directory configure found, the service restarts nbdkit when it dies
+# (Restart=on-failure, after RestartSec), and a unit with a mistake does
+# not pass, so that the check can fail at all.
 
 source "${top_srcdir:-$(dirname "$0")/..}/tests/lib/functions.sh"
 if ! command -v systemd-analyze > /dev/null; then
@@ -43,6 +44,8 @@ case "$exec" in
 esac
 grep -qx 'Requires=nbdkit-raid@%i.socket' "$service" ||
     fail "the service does not require its socket unit"
+grep -qx 'Restart=on-failure' "$service" && grep -q '^RestartSec=' "$service" ||
+    fail "the service does not restart nbdkit when it dies"
 
 # A unit with a mistake must not pass: an unknown key, and a program that
 # does not exist.
