@@ -8,7 +8,8 @@
 #   source "$(dirname "$0")/common.sh"; bench_setup NAME "$@"
 #
 # Environment: RAID_BENCH_PLUGIN (the plugin to measure; default this
-# tree's plugin/.libs/nbdkit-raid-plugin.so), CHUNK (default 256K),
+# tree's plugin/.libs/nbdkit-raid-plugin.so), RAID_NBDKIT (the nbdkit
+# that serves it; default the one configure found), CHUNK (default 256K),
 # MEMBER_SIZE (default 256M), FIO_RUNTIME (seconds per fio job, default 10;
 # --quick makes it 3), FIO_RAMP (seconds of each fio job not measured,
 # default 2), DIR (default /dev/shm).
@@ -25,6 +26,11 @@ bench_setup () {
   ctl="$top/tools/nbdkit-raid-ctl"
   jobs="$top/bench/fio"
   export PATH=/usr/bin:$PATH    # Debian's python3 (nbd module) for nbdsh
+  # nbdkit: the one configure found (RAID_NBDKIT, from make; else this
+  # tree's Makefile), before /usr/bin's, which aborts when a client hangs
+  # up early (scripts/install-nbdkit.sh).
+  local nbdkit=${RAID_NBDKIT:-$(sed -n 's/^NBDKIT = //p' "$top/Makefile" 2>/dev/null)}
+  case $nbdkit in /*) export PATH=${nbdkit%/*}:$PATH ;; esac
   export PYTHONPATH="$top/bench${PYTHONPATH:+:$PYTHONPATH}"   # fio_figures.py
   export PYTHONDONTWRITEBYTECODE=1   # no bench/__pycache__ in the source tree
   CHUNK=${CHUNK:-256K}

@@ -1,16 +1,28 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Did nbdkit get -r?  Read from the server's own command line.
  *
- * nbdkit 1.32 tells a plugin that it serves read-only only per
- * connection (.open's readonly argument), but the plugin must know before
- * any connection: at after_fork it resyncs an unclean md array, resumes
- * a half-done rebuild and starts clearing the bitmap, and at shutdown it
- * marks the array clean, all of which write the members.  Nothing in
- * nbdkit's ABI says -r (`nm -D nbdkit` exports only nbdkit_* calls; its
- * read_only variable is not among them), so the plugin parses nbdkit's
- * arguments as nbdkit's main() does: glibc getopt_long over nbdkit's own
- * tables (the options nbdkit 1.32 documents in nbdkit(1) and lists with
- * --short-options and --long-options), transcribed below.
+ * nbdkit (1.32, and 1.42 still) tells a plugin that it serves read-only
+ * only per connection (.open's readonly argument), but the plugin must
+ * know before any connection: at after_fork it resyncs an unclean md
+ * array, resumes a half-done rebuild and starts clearing the bitmap, and
+ * at shutdown it marks the array clean, all of which write the members.
+ * Nothing in nbdkit's ABI says -r (`nm -D nbdkit` exports only nbdkit_*
+ * calls; its read_only variable is not among them), so the plugin parses
+ * nbdkit's arguments as nbdkit's main() does: glibc getopt_long over
+ * nbdkit's own tables (the options nbdkit documents in nbdkit(1) and
+ * lists with --short-options and --long-options), transcribed below.
+ *
+ * Which nbdkit.  The tables are those of nbdkit 1.32 (Debian 12) and
+ * 1.42 (what scripts/install-deps.sh builds) together.  1.42 added long
+ * options only (--keepalive, --no-mc, --no-structured-replies,
+ * --print-uri, --timeout and their aliases); without them a 1.42 command
+ * line such as "-r --timeout=30" was one getopt would refuse, so the
+ * plugin served it as writable.  Merging is exact for both: an option
+ * only one of them has makes the other's getopt refuse the command line,
+ * and no prefix that either accepts reads otherwise in the merged table,
+ * but --sh and --sho (1.32's --short-options, which prints and exits
+ * before any plugin is loaded; ambiguous in 1.42).  The test of this
+ * file has cases of both.
  *
  * Which arguments.  Not /proc/self/cmdline, which this file read first:
  * that is what execve got, and when nbdkit is started by the dynamic
@@ -54,10 +66,10 @@
 
 #include "nbdkit_cmdline.h"
 
-/* nbdkit 1.32's short_options, and its long_options: name, whether it
- * takes an argument, and what it means (the short letter, or a private
- * code for long-only options: only 'r' matters here, the rest tell two
- * prefixes apart).
+/* nbdkit's short_options (the same in 1.32 and 1.42), and its
+ * long_options, 1.32's and 1.42's: name, whether it takes an argument,
+ * and what it means (the short letter, or a private code for long-only
+ * options: only 'r' matters here, the rest tell two prefixes apart).
  */
 static const char short_options[] = "46D:e:fg:i:nop:P:rst:u:U:vV";
 
@@ -72,6 +84,8 @@ enum {
   O_LOG, O_LONG_OPTIONS, O_MASK_HANDSHAKE, O_NO_SR, O_RUN, O_SELINUX_LABEL,
   O_SHORT_OPTIONS, O_SWAP, O_TLS, O_TLS_CERTIFICATES, O_TLS_PSK,
   O_TLS_VERIFY_PEER, O_VSOCK,
+  /* 1.42's */
+  O_KEEPALIVE, O_NO_MC, O_PRINT_URI, O_TIMEOUT,
 };
 
 static const struct long_option long_options[] = {
@@ -91,26 +105,37 @@ static const struct long_option long_options[] = {
   { "help", false, O_HELP },
   { "ip-addr", true, 'i' },
   { "ipaddr", true, 'i' },
+  { "keepalive", false, O_KEEPALIVE },          /* 1.42 */
+  { "keep-alive", false, O_KEEPALIVE },         /* 1.42 */
   { "log", true, O_LOG },
   { "long-options", false, O_LONG_OPTIONS },
   { "mask-handshake", true, O_MASK_HANDSHAKE },
   { "new-style", false, 'n' },
   { "newstyle", false, 'n' },
+  { "no-mc", false, O_NO_MC },                  /* 1.42 */
+  { "no-meta-contexts", false, O_NO_MC },       /* 1.42 */
   { "no-sr", false, O_NO_SR },
+  { "no-structured-replies", false, O_NO_SR },  /* 1.42 */
   { "old-style", false, 'o' },
   { "oldstyle", false, 'o' },
   { "pid-file", true, 'P' },
   { "pidfile", true, 'P' },
+  { "print-uri", false, O_PRINT_URI },          /* 1.42 */
+  { "print-url", false, O_PRINT_URI },          /* 1.42 */
   { "port", true, 'p' },
   { "read-only", false, 'r' },
   { "readonly", false, 'r' },
   { "run", true, O_RUN },
   { "selinux-label", true, O_SELINUX_LABEL },
   { "short-options", false, O_SHORT_OPTIONS },
+  { "show-uri", false, O_PRINT_URI },           /* 1.42 */
+  { "show-url", false, O_PRINT_URI },           /* 1.42 */
   { "single", false, 's' },
   { "stdin", false, 's' },
   { "swap", false, O_SWAP },
   { "threads", true, 't' },
+  { "timeout", true, O_TIMEOUT },               /* 1.42 */
+  { "time-out", true, O_TIMEOUT },              /* 1.42 */
   { "tls", true, O_TLS },
   { "tls-certificates", true, O_TLS_CERTIFICATES },
   { "tls-psk", true, O_TLS_PSK },

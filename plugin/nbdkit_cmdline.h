@@ -6,9 +6,9 @@
 
 #include <stdbool.h>
 
-/* Parse an nbdkit 1.32 command line as its getopt_long does: 1 if it
- * holds -r / --read-only / --readonly (or a prefix getopt takes for one),
- * 0 if not, -1 if getopt would refuse it.
+/* Parse an nbdkit 1.32 or 1.42 command line as its getopt_long does: 1
+ * if it holds -r / --read-only / --readonly (or a prefix getopt takes for
+ * one), 0 if not, -1 if getopt would refuse it.
  */
 int nbdkit_cmdline_read_only (int argc, char *const *argv,
                               bool posixly_correct);

@@ -9,6 +9,11 @@
 # tests/test-ctl-metrics.py reads nbdkit-raid-ctl metrics with.
 # systemd: systemd-analyze, which tests/test-systemd-verify.sh checks
 # the units with, and pkg-config's systemd.pc, which says where they go.
+# nbdkit: Debian 12's 1.32.5 aborts when a client hangs up with reads in
+# flight, taking every client down; install-nbdkit.sh builds a fixed one
+# from Debian 13's source package into /usr/local, once (configure then
+# finds it).  Debian's nbdkit and its headers stay: the plugin builds
+# against either.
 # resource-agents: ocf-tester and ocf-shellfuncs, which the OCF agent
 # (ocf/nbdkit-raid) is tested with and runs on, and the OCF root it is
 # installed under; libxml2-utils: xmllint, with which ocf-tester checks
@@ -30,6 +35,8 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update
 # shellcheck disable=SC2086
 apt-get install -y --no-install-recommends $packages
+
+"$(dirname "$0")/install-nbdkit.sh"
 
 if [ -x "$(dirname "$0")/../tests/cross/install-deps.sh" ]; then
   "$(dirname "$0")/../tests/cross/install-deps.sh"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # Read-only means nothing is written to any member, as with mdadm
-# --assemble --readonly: nbdkit -r (which nbdkit 1.32 tells the plugin only
+# --assemble --readonly: nbdkit -r (which nbdkit tells the plugin only
 # per connection, after the resync and the rebuild would have started) and
 # readonly=true.  Every case checks the md5 of every member before and
 # after, and reads the whole array against the shadow.
@@ -10,9 +10,10 @@
 #       served, not resynchronised, the bitmap not cleared, and the log
 #       says so; for every spelling of -r nbdkit accepts (-r, --readonly,
 #       --read-only, the prefix --read, a cluster -fr, -r after the plugin's
-#       parameters), with nbdkit started by the dynamic loader (ld.so and
-#       its own options before nbdkit's, as make check-asan starts it),
-#       and readonly=true.  And the other way: an "-r" inside
+#       parameters, -r beside nbdkit 1.42's --timeout when nbdkit has it),
+#       with nbdkit started by the dynamic loader (ld.so and its own
+#       options before nbdkit's, as make check-asan starts it), and
+#       readonly=true.  And the other way: an "-r" inside
 #       --run's argument is not nbdkit's, so that start does resync.
 #   (b) an array left mid-recovery (member 1 half rebuilt, its rows above
 #       the recovery offset noise): served with those rows reconstructed,
@@ -130,6 +131,14 @@ served "(a) unclean, -fr" "$unrepaired" \
     -fr -U - "$RAID_PLUGIN" "${x[@]}" --run "$verify"
 served "(a) unclean, -r after the plugin's parameters" "$unrepaired" \
     -U - "$RAID_PLUGIN" "${x[@]}" -r --run "$verify"
+# An option nbdkit 1.32 lacks: the plugin's tables must have it too, or
+# the command line reads as one getopt refuses, and so as writable.
+if nbdkit --long-options | grep -qx -- --timeout; then
+    served "(a) unclean, -r beside 1.42's --timeout" "$unrepaired" \
+        -r --timeout=30 -U - "$RAID_PLUGIN" "${x[@]}" --run "$verify"
+else
+    echo "skip: (a) -r beside --timeout: this nbdkit has no --timeout"
+fi
 # The loader's arguments come first in what execve got (and so in
 # /proc/self/cmdline); nbdkit's -r must still be found.  Under check-asan
 # and check-tsan every case here is started so (tests/sanitize/nbdkit).

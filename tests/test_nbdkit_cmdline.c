@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Description: plugin/nbdkit_cmdline.c reads -r from an nbdkit 1.32
- * command line exactly as nbdkit's getopt_long does.
+/* Description: plugin/nbdkit_cmdline.c reads -r from an nbdkit 1.32 or
+ * 1.42 command line exactly as nbdkit's getopt_long does.
  *
  * The expected answers are glibc getopt_long's over nbdkit's option
- * tables (server/options.h, v1.32.5), worked out by hand: permutation
- * (options after the plugin and its parameters count, unless
+ * tables (server/options.h, v1.32.5 and v1.42.3), worked out by hand:
+ * permutation (options after the plugin and its parameters count, unless
  * POSIXLY_CORRECT), "--" ending the options, clusters, an option's
  * argument never read as an option (-U -, --run 'x -r', -D raid.x=1),
  * unambiguous long prefixes (--read, --reado) and ambiguous ones (--r:
@@ -46,6 +46,22 @@ START_TEST (test_spellings)
 }
 END_TEST
 
+START_TEST (test_nbdkit_1_42)
+{
+  /* 1.42's options: -r beside them is read.  (Before they were in the
+   * tables, these were refused, and the plugin served read-write.) */
+  RO (1, false, "-r", "--timeout=30", "raid");
+  RO (1, false, "--time-out", "30", "-r", "raid");
+  RO (0, false, "--timeout", "-r", "raid");     /* its argument */
+  RO (1, false, "--keepalive", "--no-mc", "--print-uri", "-r", "raid");
+  RO (1, false, "--no-structured-replies", "--show-url", "-r", "raid");
+  RO (1, false, "--ti=5", "--k", "--pr", "-r", "raid");   /* prefixes */
+  RO (1, false, "--no-s", "-r", "raid");        /* both mean --no-sr */
+  RO (0, false, "--no-m", "raid");              /* no-mc, no-meta-contexts agree */
+  RO (-1, false, "--sh", "raid");               /* short-options, show-uri */
+}
+END_TEST
+
 START_TEST (test_permutation)
 {
   /* getopt permutes: options after the plugin and its parameters. */
@@ -80,6 +96,7 @@ main (void)
   int failed;
 
   tcase_add_test (tc, test_spellings);
+  tcase_add_test (tc, test_nbdkit_1_42);
   tcase_add_test (tc, test_permutation);
   tcase_add_test (tc, test_refused);
   suite_add_tcase (s, tc);

@@ -22,9 +22,10 @@ A test program is a .py file that automake's test driver runs with
 Debian's /usr/bin/python3 (tests/Makefile.am: PY_LOG_COMPILER), in the
 environment of make check (top_srcdir, RAID_PLUGIN, PATH).  Test does for
 it what tests/lib/functions.sh does for a shell test:
-  - PATH with /usr/bin first (the nbd module is Debian's python3's), and
-    before it RAID_TEST_PATH, where make check-asan/tsan/valgrind put the
-    nbdkit wrapper (tests/sanitize/run-test);
+  - PATH with /usr/bin first (the nbd module is Debian's python3's),
+    before it the directory of the nbdkit configure found (RAID_NBDKIT),
+    and before that RAID_TEST_PATH, where make check-asan/tsan/valgrind
+    put the nbdkit wrapper (tests/sanitize/run-test);
   - exit 77 with the reason when a tool, an nbdkit filter or plugin, the
     nbd module or the built plugin is missing;
   - a fresh directory (removed at the end unless RAID_TEST_KEEP is set)
@@ -104,10 +105,34 @@ import raidcheck  # noqa: E402
 
 K, M = 1024, 1024 * 1024
 
-# PATH as tests/lib/functions.sh makes it (see there).
+
+
+def configured_nbdkit():
+    """The nbdkit configure found, as tests/lib/functions.sh finds it:
+    RAID_NBDKIT, which make check sets, or for a test run by hand the
+    build's Makefile; None if neither names one."""
+    path = os.environ.get("RAID_NBDKIT")
+    if not path:
+        makefile = os.path.join(os.environ.get("top_builddir") or TOP,
+                                "Makefile")
+        try:
+            with open(makefile) as f:
+                found = re.search(r"^NBDKIT = (.*)$", f.read(), re.M)
+            path = found.group(1) if found else None
+        except OSError:
+            pass
+    return path if path and path.startswith("/") else None
+
+
+# PATH as tests/lib/functions.sh makes it (see there): the sanitizers'
+# wrapper, the configured nbdkit's directory, /usr/bin.
+NBDKIT = configured_nbdkit()
+if NBDKIT:
+    os.environ["RAID_NBDKIT"] = NBDKIT
 os.environ["PATH"] = ":".join(
     ([os.environ["RAID_TEST_PATH"]] if os.environ.get("RAID_TEST_PATH")
-     else []) + ["/usr/bin", os.environ.get("PATH", "")])
+     else []) + ([os.path.dirname(NBDKIT)] if NBDKIT else [])
+    + ["/usr/bin", os.environ.get("PATH", "")])
 
 # Every process started by any Harness, for atexit and signals.
 _procs = []

@@ -3,7 +3,8 @@
 #
 # What a test gets by sourcing this file:
 #   - set -e, and PATH with /usr/bin first: nbdsh and the nbd Python module
-#     belong to Debian's python3, not to whatever python3 comes first.
+#     belong to Debian's python3, not to whatever python3 comes first;
+#     before it the directory of the nbdkit configure found ($RAID_NBDKIT).
 #   - $RAID_PLUGIN (from make check, or guessed from this directory).
 #   - $tmpdir: a fresh directory, removed on exit together with every
 #     process started through start_bg / start_nbdkit, whether the test
@@ -56,19 +57,27 @@
 
 set -e
 
-PATH=/usr/bin:$PATH
-# make check-asan, check-tsan and check-valgrind run every test through
-# tests/sanitize/run-test, which names its nbdkit wrapper's directory
-# here: it must come before /usr/bin (see tests/sanitize/nbdkit).
-if [ -n "${RAID_TEST_PATH:-}" ]; then
-    PATH=$RAID_TEST_PATH:$PATH
-fi
-export PATH
-
 : "${top_srcdir:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
 : "${top_builddir:=$top_srcdir}"
 : "${RAID_PLUGIN:=$top_builddir/plugin/.libs/nbdkit-raid-plugin.so}"
 export top_srcdir top_builddir RAID_PLUGIN
+
+PATH=/usr/bin:$PATH
+# nbdkit is the one configure found, before /usr/bin's (Debian 12's
+# aborts when a client hangs up early): RAID_NBDKIT, which make check
+# sets, or for a test run by hand the build's Makefile.
+: "${RAID_NBDKIT:=$(sed -n 's/^NBDKIT = //p' "$top_builddir/Makefile" 2>/dev/null)}"
+case $RAID_NBDKIT in
+    /*) PATH=${RAID_NBDKIT%/*}:$PATH ;;
+    *) RAID_NBDKIT= ;;
+esac
+# make check-asan, check-tsan and check-valgrind run every test through
+# tests/sanitize/run-test, which names its nbdkit wrapper's directory
+# here: it must come first (see tests/sanitize/nbdkit).
+if [ -n "${RAID_TEST_PATH:-}" ]; then
+    PATH=$RAID_TEST_PATH:$PATH
+fi
+export PATH RAID_NBDKIT
 
 # Run this test's cleanup: the registered functions (last first), then
 # every background process we started, then the files.  It keeps the
