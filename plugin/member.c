@@ -17,11 +17,14 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
+/* A member that is not there: no device (the member's going away, in
+ * member.h's classes, never its medium's).
+ */
 static int
 missing_io (struct member_io **ios, size_t n)
 {
   for (size_t i = 0; i < n; i++)
-    ios[i]->err = EIO;
+    ios[i]->err = ENODEV;
   return -1;
 }
 
@@ -91,10 +94,42 @@ member_failure (const struct member *m, const char **why, int64_t *when)
   return true;
 }
 
+/* member.h's table of error classes. */
+bool
+member_error_is_media (enum member_op op, int err)
+{
+  switch (err) {
+  case EIO:                     /* the medium's: the member answers */
+  case ENODATA:
+  case EILSEQ:
+  case MEMBER_ESHORT:
+    return op != MEMBER_FLUSH;  /* a flush names no sector */
+  case ENOTCONN:                /* the member going away */
+  case ETIMEDOUT:
+  case ENODEV:
+  case ENXIO:
+  case ESHUTDOWN:
+  case ECONNRESET:
+  case ECONNREFUSED:
+  case EPIPE:
+    return false;
+  default:                      /* unlisted: the safe side (member.h) */
+    return false;
+  }
+}
+
+const char *
+member_strerror (int err)
+{
+  if (err == MEMBER_ESHORT)
+    return "short transfer: the member ends before the request";
+  return strerror (err);
+}
+
 void
 member_fail (struct member *m, int err)
 {
-  member_fail_because (m, strerror (err));
+  member_fail_because (m, member_strerror (err));
 }
 
 void

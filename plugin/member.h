@@ -17,7 +17,50 @@
  * Errors are per request: member_io_run() completes every request it can,
  * sets err (an errno value) on each one that failed, and returns -1 with
  * errno set to the first failure.  Short transfers and EINTR/EAGAIN are
- * the backend's business and never reach the caller.
+ * the backend's business and never reach the caller: a transfer the
+ * backend cannot finish (a read that finds the member's end before the
+ * request's: the member shrank under us) fails with MEMBER_ESHORT.
+ *
+ * Error classes.  A request fails either because the medium could not
+ * give or take those sectors while the member itself still answers, or
+ * because the member went away (its link, its device, its server, its
+ * trust).  md answers the first by rewriting the sectors from the others
+ * and keeping the disk, the second by failing the disk; the backends
+ * report which it was by the errno they set, and member_error_is_media
+ * says which class an errno is:
+ *
+ *   errno                        class    from
+ *   EIO                          medium   a disk's or server's read or
+ *                                         write error (the block layer's
+ *                                         BLK_STS_IOERR)
+ *   ENODATA                      medium   a critical medium error
+ *                                         (BLK_STS_MEDIUM)
+ *   EILSEQ                       medium   a protection information
+ *                                         mismatch (BLK_STS_PROTECTION)
+ *   MEMBER_ESHORT (ERANGE)       medium   a short transfer: the request
+ *                                         reaches past what the member
+ *                                         still holds
+ *   ENOTCONN                     member   NBD: no connection could be
+ *                                         made, or it was lost twice
+ *   ETIMEDOUT                    member   NBD: the member-timeout passed;
+ *                                         a device's (BLK_STS_TIMEOUT)
+ *   ENODEV                       member   NBD: a new connection is not
+ *                                         the member's disk (untrusted);
+ *                                         disk=missing; a device gone
+ *                                         (BLK_STS_OFFLINE)
+ *   ENXIO, ESHUTDOWN, EPIPE,     member   a device or server going away,
+ *   ECONNRESET, ECONNREFUSED              a broken link
+ *   anything else                member   the safe side: a member that
+ *                                         errs in ways nobody listed is
+ *                                         not one to keep writing to
+ *
+ * A flush's error is never the medium's (it names no sector: what it
+ * lost cannot be rewritten), nor is EOPNOTSUPP (a missing feature,
+ * which the failure policy treats apart).  The classes are only said
+ * here: the failure policy (member_table.c) still fails the member for
+ * either.  ERANGE is MEMBER_ESHORT because no read or write of a disk or
+ * an NBD server returns it, so it cannot be taken for a real error, and
+ * it says what happened: the request's range is out of the member's.
  *
  * Alignment.  Every member has an alignment (align, a power of two, at
  * most MEMBER_MAX_ALIGN): the offset and length of each of its requests
@@ -45,6 +88,7 @@
 #ifndef RAID_MEMBER_H
 #define RAID_MEMBER_H
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -59,6 +103,11 @@ enum member_op {
 };
 
 #define MEMBER_MAX_ALIGN 4096
+
+/* A short transfer: the member ended before the request did (see Error
+ * classes above).
+ */
+#define MEMBER_ESHORT ERANGE
 
 /* Counters of requests that operators read (status, metrics): how many,
  * how many bytes, how many failed.  Relaxed atomics: a reader wants
@@ -282,6 +331,14 @@ void member_start_rebuild (struct member *m, uint64_t from_stripe);
  */
 void member_rebuilt_to (struct member *m, uint64_t stripe);
 void member_rebuilt (struct member *m);
+
+/* Whether err, the error of a request of kind op, is the medium's (the
+ * member still answers) rather than the member's going away: see Error
+ * classes above.
+ */
+bool member_error_is_media (enum member_op op, int err);
+/* What err says, for messages: strerror's, but for MEMBER_ESHORT. */
+const char *member_strerror (int err);
 
 /* Mark m failed after error err (an errno value), or for the reason
  * why, logging it once.

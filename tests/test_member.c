@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Description: plugin/member.c's member_io_run runs every request of a
- * batch, even when it cannot allocate the list of a large batch.
+ * batch, even when it cannot allocate the list of a large batch; and
+ * member_error_is_media sorts errors into member.h's classes.
  *
  * A batch's requests are grouped by backend and each backend gets its
  * share in one call.  Past 64 requests the list is allocated; if that
@@ -16,6 +17,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -94,17 +96,81 @@ START_TEST (test_large_batch_without_memory)
 }
 END_TEST
 
+/* member.h's table, written out again here: the medium's errors on
+ * every request but a flush, the member's going away on all, and the
+ * errors nobody listed on the member's side.
+ */
+START_TEST (test_error_classes)
+{
+  static const int media[] = { EIO, ENODATA, EILSEQ, MEMBER_ESHORT };
+  static const int gone[] = {
+    ENOTCONN, ETIMEDOUT, ENODEV, ENXIO, ESHUTDOWN, ECONNRESET,
+    ECONNREFUSED, EPIPE,
+    /* Not listed: the safe side.  A server's other replies (NBD's error
+     * codes), a missing feature, a shortage.
+     */
+    EPERM, ENOMEM, EINVAL, ENOSPC, EOVERFLOW, EOPNOTSUPP, EROFS, EBADF,
+    EAGAIN, 0x7fff,
+  };
+  static const enum member_op sectors[] = {
+    MEMBER_READ, MEMBER_WRITE, MEMBER_PUNCH, MEMBER_ZERO,
+  };
+
+  for (size_t k = 0; k < sizeof sectors / sizeof sectors[0]; k++) {
+    for (size_t i = 0; i < sizeof media / sizeof media[0]; i++)
+      ck_assert_msg (member_error_is_media (sectors[k], media[i]),
+                     "op %d, %s: not the medium's", sectors[k],
+                     strerror (media[i]));
+    for (size_t i = 0; i < sizeof gone / sizeof gone[0]; i++)
+      ck_assert_msg (!member_error_is_media (sectors[k], gone[i]),
+                     "op %d, %s: the medium's", sectors[k],
+                     strerror (gone[i]));
+  }
+  for (size_t i = 0; i < sizeof media / sizeof media[0]; i++)
+    ck_assert_msg (!member_error_is_media (MEMBER_FLUSH, media[i]),
+                   "a flush's %s: the medium's", strerror (media[i]));
+  /* The short transfer is an errno of its own, said as such. */
+  ck_assert_int_ne (MEMBER_ESHORT, EIO);
+  ck_assert_int_ne (MEMBER_ESHORT, ENODATA);
+  ck_assert_int_ne (MEMBER_ESHORT, EILSEQ);
+  ck_assert_ptr_nonnull (strstr (member_strerror (MEMBER_ESHORT), "short"));
+  ck_assert_str_eq (member_strerror (EIO), strerror (EIO));
+}
+END_TEST
+
+/* disk=missing is a member that is not there, not one with bad sectors. */
+START_TEST (test_missing_is_gone)
+{
+  struct member *m = member_missing ();
+  uint8_t buf[512];
+  struct member_io io = { .member = m, .op = MEMBER_READ, .buf = buf,
+                          .len = sizeof buf };
+
+  ck_assert_ptr_nonnull (m);
+  ck_assert_int_eq (member_io_run (&io, 1), -1);
+  ck_assert_int_eq (errno, io.err);
+  ck_assert_msg (!member_error_is_media (MEMBER_READ, io.err),
+                 "a missing member's read: %s, the medium's",
+                 strerror (io.err));
+  member_close (m);
+}
+END_TEST
+
 int
 main (void)
 {
   Suite *s = suite_create ("member");
   TCase *tc = tcase_create ("batches");
+  TCase *classes = tcase_create ("classes");
   SRunner *sr;
   int failed;
 
   tcase_add_test (tc, test_large_batch_one_call);
   tcase_add_test (tc, test_large_batch_without_memory);
   suite_add_tcase (s, tc);
+  tcase_add_test (classes, test_error_classes);
+  tcase_add_test (classes, test_missing_is_gone);
+  suite_add_tcase (s, classes);
   sr = srunner_create (s);
   srunner_set_fork_status (sr, CK_NOFORK);
   srunner_run_all (sr, CK_NORMAL);
