@@ -15,9 +15,13 @@
  *
  * A batch larger than the ring is fed in as completions free slots.  A
  * short read or write is resubmitted for the rest; -EINTR and -EAGAIN are
- * resubmitted as they are; a read that returns 0 before the requested
- * length means the member is shorter than it was at start-up (truncated)
- * and fails with EIO.
+ * resubmitted as they are; a read (or, through the ring, a write) that
+ * returns 0 before the requested length means the member is shorter than
+ * it was at start-up (truncated) and fails with MEMBER_ESHORT.  Every
+ * other error is the kernel's own errno (the completion's -res, or the
+ * system call's errno), which member.h's Error classes sort: the block
+ * layer says EIO, ENODATA or EILSEQ for the medium, ETIMEDOUT, ENODEV or
+ * ENXIO for a device going away.
  *
  * When the ring is not used.  A batch of one request, and on members in
  * the page cache (no O_DIRECT) a batch of writes of any size and of reads
@@ -211,7 +215,7 @@ complete (struct member_io *io, int res)
   if (io->op == MEMBER_FLUSH)
     return false;
   if (res == 0) {
-    io->err = EIO;              /* the member shrank under us */
+    io->err = MEMBER_ESHORT;    /* the member shrank under us */
     return false;
   }
   /* The kernel filled the buffer behind valgrind's back. */
@@ -270,7 +274,7 @@ sync_io (struct member_io *io)
       return;
     }
     if (r == 0 && io->op == MEMBER_READ) {
-      io->err = EIO;            /* the member shrank under us */
+      io->err = MEMBER_ESHORT;  /* the member shrank under us */
       return;
     }
     if (r > 0)

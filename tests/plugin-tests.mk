@@ -239,14 +239,15 @@ test_signature_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
 
 # Member I/O batches (plugin/member.c): every request runs, even when a
-# large batch's list cannot be allocated (malloc wrapped by the test).
+# large batch's list cannot be allocated (malloc wrapped by the test);
+# the error classes; the file backend's short reads.
 if HAVE_CHECK
 check_PROGRAMS += test_member
 TESTS += test_member
-test_member_SOURCES = test_member.c ../plugin/member.c
-test_member_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
+test_member_SOURCES = test_member.c ../plugin/member.c ../plugin/member_file.c
+test_member_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS) $(LIBURING_CFLAGS)
 test_member_LDFLAGS = -Wl,--wrap=malloc
-test_member_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
+test_member_LDADD = $(LIBURING_LIBS) $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
 
 # Guest tests: a Debian kernel under qemu (TCG) with mdadm,

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Description: plugin/member.c's member_io_run runs every request of a
- * batch, even when it cannot allocate the list of a large batch; and
- * member_error_is_media sorts errors into member.h's classes.
+ * batch, even when it cannot allocate the list of a large batch;
+ * member_error_is_media sorts errors into member.h's classes; and the
+ * file backend (plugin/member_file.c) fails a read of a member that
+ * shrank under it with the short transfer's errno, through system calls
+ * and through the ring.
  *
  * A batch's requests are grouped by backend and each backend gets its
  * share in one call.  Past 64 requests the list is allocated; if that
@@ -16,10 +19,12 @@
 #include <config.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <check.h>
 
@@ -57,6 +62,7 @@ fake_io (struct member_io **ios, size_t n)
 static const struct member_ops fake_ops = { .kind = "fake", .io = fake_io };
 
 void nbdkit_error (const char *fs, ...) { }
+void nbdkit_debug (const char *fs, ...) { }
 
 static void
 run_batch (bool fail_malloc)
@@ -156,6 +162,60 @@ START_TEST (test_missing_is_gone)
 }
 END_TEST
 
+/* A file member truncated under the backend: reads past its new end
+ * fail with MEMBER_ESHORT, a medium's error, whether they find no byte
+ * or some; reads inside it still work.  A batch of one goes through
+ * system calls; two reads of over 64 KiB each through the ring (or
+ * system calls again where this thread cannot have one).
+ */
+#define FILE_BYTES (1024 * 1024)
+#define KEPT (64 * 1024)
+
+START_TEST (test_file_shrank)
+{
+  char path[] = "/tmp/test-member-file.XXXXXX";
+  static uint8_t big[2][128 * 1024];
+  uint8_t page[8192];
+  struct member_io io, two[2];
+  struct member *m;
+  int fd = mkstemp (path);
+
+  ck_assert_int_ne (fd, -1);
+  ck_assert_int_eq (ftruncate (fd, FILE_BYTES), 0);
+  m = member_file_open (path, MEMBER_DIRECT_OFF);
+  ck_assert_ptr_nonnull (m);
+  member_opened (m);
+  ck_assert_int_eq (ftruncate (fd, KEPT), 0);   /* shrinks under it */
+
+  for (int partly = 0; partly <= 1; partly++) {
+    io = (struct member_io) { .member = m, .op = MEMBER_READ, .buf = page,
+                              .len = sizeof page,
+                              .offset = partly ? KEPT - 4096 : KEPT * 4 };
+    ck_assert_int_eq (member_io_run (&io, 1), -1);
+    ck_assert_msg (io.err == MEMBER_ESHORT, "a read %s the end: %s",
+                   partly ? "across" : "past", strerror (io.err));
+    ck_assert_int_eq (errno, MEMBER_ESHORT);
+    ck_assert (member_error_is_media (MEMBER_READ, io.err));
+  }
+
+  for (int i = 0; i < 2; i++)
+    two[i] = (struct member_io) { .member = m, .op = MEMBER_READ,
+                                  .buf = big[i], .len = sizeof big[i],
+                                  .offset = i * 2 * sizeof big[i] };
+  ck_assert_int_eq (member_io_run (two, 2), -1);
+  for (int i = 0; i < 2; i++)
+    ck_assert_msg (two[i].err == MEMBER_ESHORT, "ring read %d: %s", i,
+                   strerror (two[i].err));
+
+  io = (struct member_io) { .member = m, .op = MEMBER_READ, .buf = page,
+                            .len = sizeof page, .offset = 0 };
+  ck_assert_int_eq (member_io_run (&io, 1), 0);
+  member_close (m);
+  close (fd);
+  unlink (path);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -170,6 +230,7 @@ main (void)
   suite_add_tcase (s, tc);
   tcase_add_test (classes, test_error_classes);
   tcase_add_test (classes, test_missing_is_gone);
+  tcase_add_test (classes, test_file_shrank);
   suite_add_tcase (s, classes);
   sr = srunner_create (s);
   srunner_set_fork_status (sr, CK_NOFORK);
