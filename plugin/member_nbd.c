@@ -65,10 +65,20 @@
  * `timeout` (the plugin's member-timeout parameter) is abandoned: the
  * connection of each late request is closed, with every command on it
  * (the other threads send theirs again, once, on a new connection), and
- * the batch's unfinished requests fail with EIO, so a hung server cannot
- * hang clients.  The time
+ * the batch's unfinished requests fail, so a hung server cannot hang
+ * clients.  The time
  * left is computed from one clock read, signed, and never negative (a
  * negative timeout would make poll(2) wait forever).
+ *
+ * What a failed request's err says (member.h, Error classes): the
+ * server's own error when it answered one (NBD's codes, as libnbd hands
+ * them over: EPERM, EIO, ENOMEM, EINVAL, ENOSPC, EOVERFLOW, ENOTSUP
+ * (given as EOPNOTSUPP), ESHUTDOWN), so that a server's EIO is the
+ * medium's as a local disk's is; the member's going away otherwise:
+ * ETIMEDOUT once the deadline has passed, ENOTCONN when no connection
+ * could be made or a command was lost with its connection twice, ENODEV
+ * once a new connection showed another disk (untrusted).  The messages
+ * logged say the rest.
  *
  * Writes lost with their connection.  A server may acknowledge a write
  * it holds only in a volatile cache; a flush makes it durable, and covers
@@ -278,12 +288,17 @@ lock_before (pthread_mutex_t *lock, int64_t deadline)
 }
 
 /* m's connection, made now if it has none or a dead one: 0 with
- * conn_lock held, or -1 (EIO) without it.  Attempts are made one at a
- * time (connect_lock), without conn_lock, so the reader and the threads
- * using the old connection never wait for a connection attempt.  A
- * thread waits for another's attempt only until its own deadline: past
- * it, whatever it sent would be late at once, and dropping the late
- * connection would take the other threads' commands with it.
+ * conn_lock held, or without it the request's error (member.h, Error
+ * classes): ETIMEDOUT if the deadline passed while another thread's
+ * attempt held connect_lock, ENODEV if the new connection showed
+ * another disk (the member is failed and untrusted), ENOTCONN if none
+ * could be made (refused, backing off, a check that could not be made).
+ * Attempts are made one at a time (connect_lock), without conn_lock, so
+ * the reader and the threads using the old connection never wait for a
+ * connection attempt.  A thread waits for another's attempt only until
+ * its own deadline: past it, whatever it sent would be late at once, and
+ * dropping the late connection would take the other threads' commands
+ * with it.
  */
 static int
 conn_get (struct member *m, int64_t deadline, bool *new_conn)
@@ -297,7 +312,7 @@ conn_get (struct member *m, int64_t deadline, bool *new_conn)
   pthread_mutex_unlock (&nm->conn_lock);
 
   if (lock_before (&nm->connect_lock, deadline) == -1)
-    return -1;
+    return ETIMEDOUT;
   pthread_mutex_lock (&nm->conn_lock);
   if (conn_usable (nm->conn)) { /* another thread made it meanwhile */
     pthread_mutex_unlock (&nm->connect_lock);
@@ -310,7 +325,8 @@ conn_get (struct member *m, int64_t deadline, bool *new_conn)
   pthread_mutex_unlock (&nm->connect_lock);
   if (h == NULL) {
     pthread_mutex_unlock (&nm->conn_lock);
-    return -1;
+    return atomic_load_explicit (&nm->untrusted, memory_order_acquire)
+      ? ENODEV : ENOTCONN;
   }
   conn_publish (nm, h);
   *new_conn = true;
@@ -483,9 +499,10 @@ issue_one (struct pending *p, int64_t deadline)
   struct nbd_member *nm = io->member->priv;
   bool new_conn = false, kick;
   int64_t cookie;
+  int err;
 
   if (atomic_load_explicit (&nm->untrusted, memory_order_acquire)) {
-    io->err = EIO;
+    io->err = ENODEV;           /* failed already, with the reason */
     return;
   }
   if (io->op == MEMBER_FLUSH && !nm->can_flush) {
@@ -497,15 +514,15 @@ issue_one (struct pending *p, int64_t deadline)
     io->err = EOPNOTSUPP;
     return;
   }
-  if (conn_get (io->member, deadline, &new_conn) == -1) {
-    io->err = EIO;
+  if ((err = conn_get (io->member, deadline, &new_conn)) != 0) {
+    io->err = err;
     return;
   }
   if (ms_left (deadline) == 0) { /* late already: see conn_get */
     pthread_mutex_unlock (&nm->conn_lock);
     if (new_conn)
       kick_reader ();           /* it must watch the connection */
-    io->err = EIO;
+    io->err = ETIMEDOUT;
     return;
   }
   p->serial = nm->conn_serial;
@@ -557,14 +574,16 @@ take_result (struct pending *p)
   pthread_mutex_unlock (&nm->conn_lock);
   if (p->replied && p->error == 0)
     io->done += p->sent;
-  else if (!lost) {
+  else if (!lost) {              /* the server's answer: its errno */
     int e = p->error;
 
     nbdkit_error ("member %s: %s", io->member->name, strerror (e));
-    io->err = e == EOPNOTSUPP || e == ENOTSUP ? EOPNOTSUPP : EIO;
+    io->err = e == EOPNOTSUPP || e == ENOTSUP ? EOPNOTSUPP : e;
   }
-  else if (p->timed_out || p->retried)
-    io->err = EIO;
+  else if (p->timed_out)
+    io->err = ETIMEDOUT;
+  else if (p->retried)
+    io->err = ENOTCONN;
   else {
     nbdkit_debug ("member %s: connection lost, sending again", io->member->name);
     p->retried = true;
@@ -819,10 +838,14 @@ run_batch (struct member_io **ios, size_t n, struct pending *p)
       if (p[i].ended)
         take_result (&p[i]);
   }
-  /* Whatever did not complete failed: never report a short transfer. */
+  /* Whatever did not complete failed: never report a short transfer.
+   * Only the deadline leaves a request unfinished here (the loop sends
+   * again whatever ended unfinished while there is time), so it is the
+   * member-timeout's error: the member, not its medium.
+   */
   for (size_t i = 0; i < n; i++)
     if (!finished (ios[i]))
-      ios[i]->err = EIO;
+      ios[i]->err = ETIMEDOUT;
   pthread_cond_destroy (&b.wake);
   pthread_mutex_destroy (&b.lock);
 }

@@ -50,10 +50,11 @@
  * instance that acknowledged them (member_nbd.c, Writes lost with their
  * connection).
  * A member that fails a check is failed with the reason (member_fail_
- * because), and no request is sent to it again (untrusted).  A check that
- * cannot be made (a timeout, a read error) is a failed connection attempt
- * like any other: a sentinel that is only slow to answer does not fail
- * the member (sentinel_answers).
+ * because), and no request is sent to it again (untrusted: its requests
+ * fail with ENODEV, the member's going away in member.h's Error
+ * classes).  A check that cannot be made (a timeout, a read error) is a
+ * failed connection attempt like any other (ENOTCONN): a sentinel that
+ * is only slow to answer does not fail the member (sentinel_answers).
  *
  * Why a sentinel rather than a mark written on the disk: every byte of a
  * raw member belongs to the array's data (any header would move the data
@@ -570,7 +571,8 @@ check_conn (struct member *m, struct nbd_handle *h, int64_t deadline,
   return r;
 }
 /* A new, checked connection to m, unless backing off after a recent
- * failure.  NULL: EIO.
+ * failure.  NULL: none, and m untrusted if the check failed for good
+ * (conn_get tells its caller which, member.h's Error classes).
  */
 struct nbd_handle *
 nbd_connect_checked (struct member *m, int64_t deadline)

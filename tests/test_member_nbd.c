@@ -33,6 +33,12 @@
  * method): the member's flushes succeed without being sent, its writes
  * count as durable (can_fua), and that is said once at open.  A server
  * restarted with other features than at open fails the member.
+ *
+ * Error classes (member.h): a server's error reply (nbdkit's error
+ * filter) keeps the server's errno, so its EIO is the medium's; a killed
+ * server gives ENOTCONN, a hung one ETIMEDOUT, a new connection to
+ * another disk ENODEV: the member's going away.  The failure policy
+ * still fails the member for either.
  */
 
 #include <config.h>
@@ -450,7 +456,7 @@ START_TEST (test_timeout_never_negative)
   char buf[4096];
   struct member *m;
   struct timespec t0, t1;
-  int r, st;
+  int r, st, e;
 
   server_start (&s, "hung", true);
   member_nbd_set_timeout (2000);
@@ -463,11 +469,13 @@ START_TEST (test_timeout_never_negative)
   syscall (SYS_clock_gettime, CLOCK_MONOTONIC, &t0);
   __atomic_store_n (&clock_step_ms, 1200, __ATOMIC_RELEASE);
   r = member_rw (m, MEMBER_READ, buf, sizeof buf, 0);
+  e = errno;
   __atomic_store_n (&clock_step_ms, 0, __ATOMIC_RELEASE);
   syscall (SYS_clock_gettime, CLOCK_MONOTONIC, &t1);
   ck_assert_msg (poll_min_timeout >= 0, "poll was given timeout %d (forever)",
                  poll_min_timeout);
   ck_assert_int_eq (r, -1);
+  ck_assert_msg (e == ETIMEDOUT, "the timed-out read: %s", strerror (e));
   ck_assert_msg (t1.tv_sec - t0.tv_sec < 10, "the timed-out read took %ld s",
                  (long) (t1.tv_sec - t0.tv_sec));
   member_close (m);
@@ -845,6 +853,13 @@ START_TEST (test_flush_changed)
                    "flush was taken for the member", had ? "without" : "with");
     ck_assert_int_eq (log_count (had ? "no longer offers flush"
                                  : "now offers flush"), 1);
+    /* Not the member's disk: the member's going away (member.h), at the
+     * check and on every request after it.
+     */
+    ck_assert_msg (errno == ENODEV, "the failed check: %s", strerror (errno));
+    ck_assert_int_eq (member_rw (m, MEMBER_READ, page, sizeof page, 0), -1);
+    ck_assert_msg (errno == ENODEV, "a request to an untrusted member: %s",
+                   strerror (errno));
     member_close (m);
     server_stop (&s);
   }
@@ -904,7 +919,7 @@ END_TEST
 struct timed_write {
   struct member *m;
   uint8_t buf[4096];
-  int r;
+  int r, err;
   double secs;
 };
 
@@ -916,6 +931,7 @@ timed_write (void *arg)
 
   syscall (SYS_clock_gettime, CLOCK_MONOTONIC, &t0);
   t->r = member_rw (t->m, MEMBER_WRITE, t->buf, sizeof t->buf, 0);
+  t->err = t->r == -1 ? errno : 0;
   syscall (SYS_clock_gettime, CLOCK_MONOTONIC, &t1);
   t->secs = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
   return NULL;
@@ -953,6 +969,8 @@ START_TEST (test_connect_wait_bounded)
   kill (s.pid, SIGCONT);        /* A's handshake goes on */
   ck_assert_int_eq (pthread_join (ta, NULL), 0);
   ck_assert_int_eq (b.r, -1);
+  ck_assert_msg (b.err == ETIMEDOUT, "a request that ran out of time "
+                 "waiting for a connection: %s", strerror (b.err));
   ck_assert_msg (b.secs < 4.5, "a request with a 1.5 s timeout waited "
                  "%.1f s for another thread's connection attempt", b.secs);
   ck_assert_msg (a.r == 0, "A's write failed after %.1f s", a.secs);
@@ -996,6 +1014,139 @@ START_TEST (test_late_attempt_no_backoff)
 }
 END_TEST
 
+/* Error classes (see the top). */
+
+/* The request's error, after member_io_run said it failed. */
+static int
+failed_with (struct member *m, enum member_op op, void *buf, uint64_t len)
+{
+  struct member_io io = { .member = m, .op = op, .buf = buf, .len = len };
+
+  ck_assert_int_eq (member_io_run (&io, 1), -1);
+  ck_assert_int_eq (errno, io.err);
+  return io.err;
+}
+
+/* A server that answers every read with EIO, every write with ENOSPC and
+ * every zero with ESHUTDOWN: each request fails with the server's errno,
+ * EIO the medium's and the others not, on a connection that stays up (a
+ * flush and, once the filter is off, a read go through).  The old code
+ * turned all three into EIO.  The failure policy still fails the member
+ * on a medium's error.
+ */
+START_TEST (test_server_errors)
+{
+  struct server s;
+  char on[256], rfile[300], wfile[300], zfile[300];
+  const char *args[] = {
+    "--filter=error", "memory", "size=1M",
+    "error-pread=EIO", "error-pread-rate=100%", rfile,
+    "error-pwrite=ENOSPC", "error-pwrite-rate=100%", wfile,
+    "error-zero=ESHUTDOWN", "error-zero-rate=100%", zfile, NULL
+  };
+  uint8_t page[4096] = { 0 };
+  struct member_io flush;
+  struct member *m;
+  int e;
+
+  /* Errors only while the file `on` exists. */
+  snprintf (on, sizeof on, "%s/errors.on", dir);
+  snprintf (rfile, sizeof rfile, "error-pread-file=%s", on);
+  snprintf (wfile, sizeof wfile, "error-pwrite-file=%s", on);
+  snprintf (zfile, sizeof zfile, "error-zero-file=%s", on);
+  server_spawn (&s, "errors", args);
+  m = members_open_member (s.uri, false);
+  ck_assert (m != NULL);
+  ck_assert_int_eq (member_rw (m, MEMBER_READ, page, sizeof page, 0), 0);
+  ck_assert_int_eq (close (open (on, O_CREAT | O_WRONLY, 0600)), 0);
+
+  e = failed_with (m, MEMBER_READ, page, sizeof page);
+  ck_assert_msg (e == EIO, "a server's EIO on a read came back as %s",
+                 strerror (e));
+  ck_assert (member_error_is_media (MEMBER_READ, e));
+  e = failed_with (m, MEMBER_WRITE, page, sizeof page);
+  ck_assert_msg (e == ENOSPC, "a server's ENOSPC on a write came back as %s",
+                 strerror (e));
+  ck_assert (!member_error_is_media (MEMBER_WRITE, e));
+  e = failed_with (m, MEMBER_ZERO, NULL, sizeof page);
+  ck_assert_msg (e == ESHUTDOWN, "a server's ESHUTDOWN on a zero came back "
+                 "as %s", strerror (e));
+  ck_assert (!member_error_is_media (MEMBER_ZERO, e));
+
+  flush = (struct member_io) { .member = m, .op = MEMBER_FLUSH };
+  ck_assert_msg (member_io_run (&flush, 1) == 0, "the connection did not "
+                 "survive the server's errors: %s", strerror (flush.err));
+  ck_assert_int_eq (unlink (on), 0);
+  ck_assert_int_eq (member_rw (m, MEMBER_READ, page, sizeof page, 0), 0);
+  ck_assert (!member_failed (m));
+  ck_assert (members_io_error (m, MEMBER_READ, EIO));
+  ck_assert (member_failed (m));
+  member_close (m);
+  server_stop (&s);
+}
+END_TEST
+
+/* A server killed under a member that had a connection: the request
+ * sent again finds no server, and fails with ENOTCONN (the next one,
+ * backing off, too); the policy fails the member.  The old code said
+ * EIO.
+ */
+START_TEST (test_killed_server)
+{
+  struct server s;
+  uint8_t page[4096];
+  struct member *m;
+  int e;
+
+  server_start (&s, "killed", true);
+  m = members_open_member (s.uri, false);
+  ck_assert (m != NULL);
+  ck_assert_int_eq (member_rw (m, MEMBER_READ, page, sizeof page, 0), 0);
+  server_stop (&s);
+  for (int i = 0; i < 2; i++) {
+    e = failed_with (m, MEMBER_READ, page, sizeof page);
+    ck_assert_msg (e == ENOTCONN, "read %d from a killed server: %s", i,
+                   strerror (e));
+    ck_assert (!member_error_is_media (MEMBER_READ, e));
+  }
+  ck_assert (members_io_error (m, MEMBER_READ, e));
+  ck_assert (member_failed (m));
+  member_close (m);
+}
+END_TEST
+
+/* A server that answers nothing (stopped) past the member-timeout: the
+ * request fails with ETIMEDOUT, with and without a serving connection
+ * at the time.  The old code said EIO.
+ */
+START_TEST (test_hung_server)
+{
+  for (int connected = 0; connected <= 1; connected++) {
+    struct server s;
+    uint8_t page[4096];
+    struct member *m;
+    int e, st;
+
+    server_start (&s, connected ? "hung-conn" : "hung-new", true);
+    m = members_open_member (s.uri, false);
+    ck_assert (m != NULL);
+    if (connected)
+      ck_assert_int_eq (member_rw (m, MEMBER_READ, page, sizeof page, 0), 0);
+    kill (s.pid, SIGSTOP);
+    ck_assert_int_eq (waitpid (s.pid, &st, WUNTRACED), s.pid);
+    member_nbd_set_timeout (1000);
+    e = failed_with (m, MEMBER_READ, page, sizeof page);
+    member_nbd_set_timeout (30000);
+    ck_assert_msg (e == (connected ? ETIMEDOUT : ENOTCONN), "read from a "
+                   "hung server (%s): %s", connected ? "connected"
+                   : "connecting", strerror (e));
+    ck_assert (!member_error_is_media (MEMBER_READ, e));
+    member_close (m);
+    server_stop (&s);
+  }
+}
+END_TEST
+
 /* One case per test, so that each can be run alone (CK_RUN_CASE=...). */
 static Suite *
 member_nbd_suite (void)
@@ -1014,6 +1165,9 @@ member_nbd_suite (void)
     { "sentinel-slow", test_sentinel_slow },
     { "connect-wait", test_connect_wait_bounded },
     { "late-attempt", test_late_attempt_no_backoff },
+    { "server-errors", test_server_errors },
+    { "killed", test_killed_server },
+    { "hung", test_hung_server },
   };
 
   return check_suite ("member_nbd", CHECK_CASES (cases), 60);
@@ -1026,6 +1180,8 @@ have_nbdkit (void)
     system ("nbdkit --filter=multi-conn memory --dump-plugin "
             ">/dev/null 2>&1") == 0 &&
     system ("nbdkit eval --dump-plugin >/dev/null 2>&1") == 0 &&
+    system ("nbdkit --filter=error memory --dump-plugin "
+            ">/dev/null 2>&1") == 0 &&
     system ("dd --version >/dev/null 2>&1") == 0;
 }
 
@@ -1037,7 +1193,7 @@ main (void)
 
   if (!have_nbdkit ()) {
     printf ("SKIP: this test needs nbdkit with the memory and eval plugins "
-            "and the multi-conn filter, and dd\n");
+            "and the multi-conn and error filters, and dd\n");
     return 77;
   }
   signal (SIGPIPE, SIG_IGN);
