@@ -5,7 +5,11 @@
  *
  *  policy    EOPNOTSUPP from a punch or a zero-range is a missing feature
  *            (the member stays), from a flush or anything else, and any
- *            other error, fails the member.
+ *            other error, fails the member: a medium's error (member.h's
+ *            classes) as much as the member's going away, for now.
+ *  run       a batch whose requests fail with either class fails their
+ *            members, and past the tolerance says EIO, whatever the
+ *            members said: never a link's errno to the caller.
  *  serve     the array serves with at most `tolerance` failed members; a
  *            row, with at most that many unreadable there (a member being
  *            rebuilt is readable below its recovery offset only).
@@ -83,6 +87,15 @@ START_TEST (test_policy)
     { MEMBER_READ, EIO, true },
     { MEMBER_PUNCH, EIO, true },
     { MEMBER_ZERO, ENOSPC, true },
+    /* The medium's errors, and the member's going away, alike. */
+    { MEMBER_READ, ENODATA, true },
+    { MEMBER_WRITE, EILSEQ, true },
+    { MEMBER_READ, MEMBER_ESHORT, true },
+    { MEMBER_FLUSH, EIO, true },
+    { MEMBER_READ, ENOTCONN, true },
+    { MEMBER_WRITE, ETIMEDOUT, true },
+    { MEMBER_ZERO, ENODEV, true },
+    { MEMBER_PUNCH, ESHUTDOWN, true },
   };
 
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
@@ -98,6 +111,48 @@ START_TEST (test_policy)
     ck_assert_int_eq (member_failed (m), cases[k].fails);
     member_close (m);
   }
+}
+END_TEST
+
+START_TEST (test_run)
+{
+  static const int errs[] = { EIO, ENOTCONN, MEMBER_ESHORT, ETIMEDOUT };
+  struct members ms;
+  struct member *m[4];
+  uint8_t buf[4][4096];
+  struct member_io ios[4];
+
+  table (&ms, m, 4, 5);
+  for (int round = 0; round < 2; round++) {
+    /* Member 0 fails a read: the array still serves.  Then member 1
+     * too: it no longer does, and says EIO.  Each error of one class,
+     * then of the other: EIO then ENOTCONN, a short transfer then
+     * ETIMEDOUT.
+     */
+    for (int k = 0; k < 2; k++) {
+      int err = errs[round * 2 + k];
+
+      mem_member_fail_from_errno (m[k], MEMBER_READ, 0, err);
+      for (int i = 0; i < 4; i++)
+        ios[i] = (struct member_io) { .member = m[i], .op = MEMBER_READ,
+                                      .buf = buf[i], .len = 4096 };
+      errno = 0;
+      if (k == 0) {
+        ck_assert_int_eq (members_run (&ms, ios, 4, MEMBERS_WHOLE_ARRAY), 0);
+        ck_assert_int_eq (ios[0].err, err);
+      }
+      else {
+        ck_assert_int_eq (members_run (&ms, ios, 4, MEMBERS_WHOLE_ARRAY), -1);
+        ck_assert_msg (errno == EIO, "past the tolerance after %s: %s",
+                       strerror (err), strerror (errno));
+      }
+      ck_assert_msg (member_failed (m[k]), "%s did not fail the member",
+                     strerror (err));
+    }
+    for (int i = 0; i < 4; i++)
+      mem_member_revive (m[i]);
+  }
+  members_destroy (&ms);
 }
 END_TEST
 
@@ -187,6 +242,7 @@ members_suite (void)
 {
   const struct check_case cases[] = {
     { "policy", test_policy },
+    { "run", test_run },
     { "serve", test_serve },
     { "reclaim", test_reclaim },
   };

@@ -52,7 +52,10 @@
  *  faults    a member whose writes (or reads) fail during a write is
  *            failed, the write succeeds, and the row is right on the
  *            others and reads back as the shadow; one failure too many
- *            and the write fails with EIO.
+ *            and the write fails with EIO.  The members' errors take
+ *            turns between member.h's classes (a medium's EIO, ENODATA,
+ *            short transfer; a link's ENOTCONN, ETIMEDOUT, ENODEV): the
+ *            same either way, and EIO to the client.
  *  jump      a re-added member's recovery offset jumps past a row (no row
  *            lock: jobs.c) while a degraded read or write of the row is
  *            reading: the request reconstructs what it did not read, and
@@ -1067,6 +1070,9 @@ pick_member (unsigned int set, unsigned int failed)
 START_TEST (test_faults)
 {
   const struct config cfgs[] = { { 5, 4 }, { 6, 6 } };
+  static const int errs[] = {
+    EIO, ENOTCONN, MEMBER_ESHORT, ETIMEDOUT, ENODATA, ENODEV,
+  };
 
   reseed (5);
   for (size_t k = 0; k < sizeof cfgs / sizeof cfgs[0]; k++)
@@ -1093,18 +1099,20 @@ START_TEST (test_faults)
            */
           enum member_op op = nfailed == 0 && trial % 2 ? MEMBER_READ
             : MEMBER_WRITE;
-          char what[160];
+          int err = errs[(trial + nfailed) % (sizeof errs / sizeof errs[0])];
+          char what[200];
           int ret;
 
           ck_assert_int_lt (attempt, 50);
           snprintf (what, sizeof what, "RAID-%d %s of %d, row %" PRIu64
-                    ", fault %u: member %d fails its %ss during [%" PRIu64
-                    ", +%" PRIu64 ") (seed %" PRIu64 ")", r.a.g.level,
-                    layout_name (layout), r.a.n, s, nfailed, m,
-                    op == MEMBER_READ ? "read" : "write", off, len, seed);
+                    ", fault %u: member %d fails its %ss (%s) during [%"
+                    PRIu64 ", +%" PRIu64 ") (seed %" PRIu64 ")",
+                    r.a.g.level, layout_name (layout), r.a.n, s, nfailed, m,
+                    op == MEMBER_READ ? "read" : "write", strerror (err),
+                    off, len, seed);
           rnd_fill (buf, len);
           mem_member_reset_stats (r.a.m[m]);
-          mem_member_fail_from (r.a.m[m], op, 0);
+          mem_member_fail_from_errno (r.a.m[m], op, 0, err);
           if (op == MEMBER_READ) {
             struct stripe_head *sh = stripe_cache_get (r.c, s);
 

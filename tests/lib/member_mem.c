@@ -12,8 +12,10 @@
  *    (struct mem_stats), so that a test can say how many pages a write
  *    read, not only that its result is right;
  *  - fault injection per member and operation: from a chosen request on,
- *    every request of that operation fails with EIO and leaves the bytes
- *    as they were, like a disk that stopped answering;
+ *    every request of that operation fails with EIO (or an errno the test
+ *    chooses: a medium's error or a link's, member.h's Error classes)
+ *    and leaves the bytes as they were, like a disk that stopped
+ *    answering;
  *  - a hook run once before a chosen operation's next request, for what
  *    must happen elsewhere while a request is on the wire;
  *  - allocation by 4 KiB block, as a filesystem keeps it: a write
@@ -53,6 +55,7 @@ struct mem_member {
   struct mem_stats stats;
   bool fail[MEM_OPS];           /* failing from fail_at[op] on */
   uint64_t fail_at[MEM_OPS];    /* request number (counting from 0) */
+  int fail_err[MEM_OPS];        /* with this errno */
   uint64_t seen[MEM_OPS];       /* requests ever, not reset with stats */
   void (*before[MEM_OPS]) (void *);     /* once, then NULL */
   void *before_arg[MEM_OPS];
@@ -121,7 +124,7 @@ mem_request (struct member *m, struct member_io *io)
     mm->stats.bytes[op] += io->len;
   if (mm->fail[op] && mm->seen[op] >= mm->fail_at[op]) {
     mm->stats.failed[op]++;
-    io->err = EIO;
+    io->err = mm->fail_err[op];
   }
   else {
     switch (op) {
@@ -249,14 +252,22 @@ mem_member_data (struct member *m)
 }
 
 void
-mem_member_fail_from (struct member *m, enum member_op op, uint64_t after)
+mem_member_fail_from_errno (struct member *m, enum member_op op,
+                            uint64_t after, int err)
 {
   struct mem_member *mm = m->priv;
 
   pthread_mutex_lock (&mm->lock);
   mm->fail[op] = true;
   mm->fail_at[op] = mm->seen[op] + after;
+  mm->fail_err[op] = err;
   pthread_mutex_unlock (&mm->lock);
+}
+
+void
+mem_member_fail_from (struct member *m, enum member_op op, uint64_t after)
+{
+  mem_member_fail_from_errno (m, op, after, EIO);
 }
 
 void

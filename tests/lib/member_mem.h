@@ -15,7 +15,8 @@
 struct mem_stats {
   uint64_t requests[MEM_OPS];   /* indexed by enum member_op */
   uint64_t bytes[MEM_OPS];      /* READ, WRITE, PUNCH, ZERO: len */
-  uint64_t failed[MEM_OPS];     /* requests answered with EIO */
+  uint64_t failed[MEM_OPS];     /* requests answered with an injected
+                                   error */
 };
 
 /* A member of size bytes, zeroed, with alignment align (a power of two,
@@ -29,10 +30,15 @@ uint8_t *mem_member_data (struct member *m);
 
 /* From the next-but-`after` request of op on (after = 0: the next one),
  * every request of op on m fails with EIO and changes nothing.
- * mem_member_heal stops all injected failures.
+ * mem_member_fail_from_errno: with err instead, to play either of
+ * member.h's error classes: a medium's (EIO, ENODATA, EILSEQ,
+ * MEMBER_ESHORT) or the member's going away (ENOTCONN, ETIMEDOUT,
+ * ENODEV, ...).  mem_member_heal stops all injected failures.
  */
 void mem_member_fail_from (struct member *m, enum member_op op,
                            uint64_t after);
+void mem_member_fail_from_errno (struct member *m, enum member_op op,
+                                 uint64_t after, int err);
 void mem_member_heal (struct member *m);
 
 /* Once, just before the next request of op on m runs: fn (arg), from the
