@@ -172,7 +172,7 @@ foreign (struct array *a, struct member *m, const char *name, char *msg,
               "N PATH force does)", name, what);
     return 1;
   default:
-    snprintf (msg, len, "cannot read %s: %s", name, strerror (errno));
+    snprintf (msg, len, "cannot read %s: %s", name, member_strerror (errno));
     return -1;
   }
 }
@@ -249,10 +249,11 @@ takes_writes (struct member *m, char *why, size_t len)
   if (buf == NULL)
     snprintf (why, len, "out of memory");
   else if (member_io_run (&read, 1) == -1)
-    snprintf (why, len, "it does not answer reads: %s", strerror (errno));
+    snprintf (why, len, "it does not answer reads: %s",
+              member_strerror (errno));
   else if (member_io_run (&write, 1) == -1 || member_io_run (&flush, 1) == -1)
     snprintf (why, len, "it does not take writes: writing back what it "
-              "holds at offset 0 failed: %s", strerror (errno));
+              "holds at offset 0 failed: %s", member_strerror (errno));
   else
     r = 0;
   free (buf);

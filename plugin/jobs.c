@@ -467,7 +467,8 @@ rebuild_window (struct rebuild_run *rr, uint64_t s, uint64_t n, uint64_t seq)
     r = got == n && stripe_rebuild_rows (a->cache, sh, n, rr->i) == 0;
     if (r == 0) {
       nbdkit_error ("raid: rebuild of member %d (%s) stopped at row %"
-                    PRIu64 ": %m", rr->i, m->name, s);
+                    PRIu64 ": %s", rr->i, m->name, s,
+                    member_strerror (errno));
       r = member_failed (m) ? 0 : -1;
     }
   }

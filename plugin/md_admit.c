@@ -164,7 +164,7 @@ md_array_readd_check (struct md_array *md, int i, struct member *m,
   r = md_super_read (m, md->sb.minor, sb, &why);
   if (r == -2)
     snprintf (msg, len, "cannot read its md superblock: %s",
-              strerror (errno ? errno : EIO));
+              member_strerror (errno ? errno : EIO));
   else if (r == -1)
     snprintf (msg, len, "it is a different disk: its md superblock cannot "
               "be used (%s)", why);
