@@ -33,6 +33,17 @@
  *   included: its writes are not durable)                 others if the
  *                                                         row can be
  *
+ * "Anything else" is either class of member.h's Error classes: the
+ * medium's (EIO, ENODATA, EILSEQ, a short transfer: the member still
+ * answers) or the member's going away (a lost link, a timeout, a device
+ * gone, an untrusted member, and whatever is not listed).  The backends
+ * say which (member_error_is_media), but the policy does not ask yet:
+ * until a read error is corrected by rewriting the sectors from the
+ * others, as md does, a medium's error fails the member as the other
+ * class does.  Whatever the members said, a batch that leaves the array
+ * (or the row) unable to serve says EIO (members_batch_failed), so no
+ * link's errno ever reaches a client.
+ *
  * Reclaiming replaced members.  A replaced member must be closed (its
  * fd, its NBD connection) once nothing can use it, but requests, the job
  * thread, the bitmap's thread and md_array.c all read the table without

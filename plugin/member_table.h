@@ -84,8 +84,9 @@ members_at (const struct members *ms, int i)
  * Every error fails the member for good (member_fail), a flush's
  * EOPNOTSUPP included (its writes are not durable), but for a punch or
  * zero-range the member cannot do (EOPNOTSUPP): a missing feature with a
- * fallback (array.c writes zeroes instead), not a broken member.
- * Returns whether m was failed.
+ * fallback (array.c writes zeroes instead), not a broken member.  A
+ * medium's error and the member's going away (member.h, Error classes)
+ * are alike here for now.  Returns whether m was failed.
  */
 bool members_io_error (struct member *m, enum member_op op, int err);
 /* The same for each request of a batch that failed (err != 0). */
