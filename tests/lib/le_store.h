@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* le_store: little-endian stores for the unit tests that lay md's on-disk
- * records out by hand (test_md_super.c, test_md_bitmap_super.c).  The
- * tests' own, never plugin/le.h: a test's evidence shares no code with
- * what it checks.
+ * records out by hand (test_md_super.c, test_md_bitmap_super.c,
+ * test_md_badblocks.c).  The tests' own, never plugin/le.h: a test's
+ * evidence shares no code with what it checks.
  */
 
 #ifndef TESTS_LE_STORE_H
