@@ -21,14 +21,17 @@
  *   - A write error: the block goes into the log and the member stays
  *     in sync (md also marks it as wanting a replacement).  A write
  *     that succeeds over a recorded block removes it from the log.
- *   - Recording fails when the log is full, or the member has no log
- *     (bblog_offset 0): then md fails the member, as it did before the
- *     log existed.
+ *   - Recording fails when the log is full: then md fails the member,
+ *     as it did before the log existed.  A member with no log
+ *     (bblog_offset 0) has md's table disabled: recording there fails
+ *     too since Linux 6.7 (before, it silently recorded nothing), and a
+ *     superblock update that finds entries but no log fails the member.
  *   - A recorded block is not read: md treats that member as missing
- *     for those sectors and reconstructs them from the others.  A write
- *     to a range recorded but not yet on disk ("unacknowledged") waits
- *     until the superblocks and the log are written (md_update_sb), so
- *     that no acknowledged write relies on a record a crash would lose.
+ *     for those sectors and reconstructs them from the others.  A
+ *     stripe that meets a range recorded but not yet on disk
+ *     ("unacknowledged") waits until the superblocks and the log are
+ *     written (md_update_sb acknowledges them), so that nothing
+ *     acknowledged to a client relies on a record a crash would lose.
  *   - A rebuild that cannot read a survivor's block records it on the
  *     survivor and the target, and goes on (unsure of the details).
  *
