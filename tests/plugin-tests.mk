@@ -226,7 +226,7 @@ if HAVE_CHECK
 check_PROGRAMS += test_md_badblocks
 TESTS += test_md_badblocks
 test_md_badblocks_SOURCES = test_md_badblocks.c lib/check_run.h \
-	lib/le_store.h ../plugin/md_badblocks.c
+	lib/le_store.h lib/random_seed.h ../plugin/md_badblocks.c
 test_md_badblocks_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
 
@@ -683,7 +683,8 @@ EXTRA_DIST += test-readd-memory.py
 if HAVE_CHECK
 check_PROGRAMS += test_extents
 TESTS += test_extents
-test_extents_SOURCES = test_extents.c lib/check_run.h $(MEMBER_MEM_SOURCES) \
+test_extents_SOURCES = test_extents.c lib/check_run.h lib/random_seed.h \
+	$(MEMBER_MEM_SOURCES) \
 	lib/mem_array.c lib/mem_array.h \
 	../plugin/extents.c ../plugin/geometry.c ../plugin/member_table.c \
 	../plugin/member.c

@@ -45,20 +45,11 @@
 
 #include "check_run.h"
 #include "le_store.h"
+#include "random_seed.h"
 
 #include "md_badblocks.h"
 
 #define LOG_BYTES (MD_BADBLOCKS_MAX_LOG_SECTORS * 512)
-
-static uint64_t
-rd64 (const uint8_t *p)
-{
-  uint64_t v = 0;
-
-  for (int i = 7; i >= 0; i--)
-    v = v << 8 | p[i];
-  return v;
-}
 
 /* The test's own packing of one entry, for logs too long to write out
  * by hand: md's first sector << 10 | length.
@@ -375,7 +366,7 @@ START_TEST (test_edges)
     struct md_badblocks *back;
 
     ck_assert_uint_eq (md_badblocks_encode (bb, log, NULL), 1);
-    ck_assert_uint_eq (rd64 (log), (member - 1) << 10 | 1);
+    ck_assert_uint_eq (le_load64 (log), (member - 1) << 10 | 1);
     back = decode (log, 8, 0, member, &why);
     ck_assert_msg (back != NULL, "refused: %s", why);
     ck_assert_int_eq (md_badblocks_check (back, member - 1, 1, &r), 1);
@@ -470,16 +461,6 @@ model_entries (uint64_t member)
   return e;
 }
 
-static uint64_t
-rnd (uint64_t *x)
-{
-  uint64_t z = (*x += 0x9E3779B97F4A7C15ULL);
-
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
-
 /* The set against the model: every run, and the questions. */
 static void
 compare (struct md_badblocks *bb, uint64_t member, const char *what)
@@ -515,8 +496,8 @@ model_log (uint8_t *log, uint16_t sectors, uint64_t member, uint64_t *x)
     for (uint64_t s = r[i].sector, end = s + r[i].sectors; s < end; k++) {
       uint64_t len = end - s > 512 ? 512 : end - s;
 
-      if (x && room > 0 && len > 1 && rnd (x) % 3 == 0) {
-        len = 1 + rnd (x) % (len - 1);
+      if (x && room > 0 && len > 1 && splitmix64 (x) % 3 == 0) {
+        len = 1 + splitmix64 (x) % (len - 1);
         room--;
       }
       entry (log, k, s, len);
@@ -527,15 +508,12 @@ model_log (uint8_t *log, uint16_t sectors, uint64_t member, uint64_t *x)
 
 START_TEST (test_random)
 {
-  const char *env = getenv ("RAID_TEST_SEED");
-  uint64_t seed = env ? strtoull (env, NULL, 0) : (uint64_t) time (NULL);
+  uint64_t seed = random_seed ("test_md_badblocks");
   uint64_t x = seed;
 
-  printf ("test_md_badblocks random: RAID_TEST_SEED=%" PRIu64 "\n", seed);
-  fflush (stdout);
   for (int round = 0; round < 30; round++) {
-    uint64_t member = 1000 + rnd (&x) % (MODEL_MAX - 1000);
-    uint16_t sectors = 1 + rnd (&x) % MD_BADBLOCKS_MAX_LOG_SECTORS;
+    uint64_t member = 1000 + splitmix64 (&x) % (MODEL_MAX - 1000);
+    uint16_t sectors = 1 + splitmix64 (&x) % MD_BADBLOCKS_MAX_LOG_SECTORS;
     uint64_t cap = (uint64_t) sectors * 64, acked_gen = 0;
     struct md_badblocks *bb = md_badblocks_new (sectors, member);
     bool all_acked = true;
@@ -543,9 +521,9 @@ START_TEST (test_random)
 
     memset (model, 0, sizeof model);
     for (int op = 0; op < 1000; op++) {
-      uint64_t s = rnd (&x) % (member + 16);
-      uint64_t len = rnd (&x) % 8 == 0 ? rnd (&x) % 1600 : rnd (&x) % 24;
-      int kind = rnd (&x) % 10;
+      uint64_t s = splitmix64 (&x) % (member + 16);
+      uint64_t len = splitmix64 (&x) % 8 == 0 ? splitmix64 (&x) % 1600 : splitmix64 (&x) % 24;
+      int kind = splitmix64 (&x) % 10;
       const char *why = NULL;
 
       snprintf (what, sizeof what, "seed %" PRIu64 " round %d op %d: "
@@ -786,9 +764,9 @@ writer (void *arg)
   const char *why;
 
   for (int i = 0; i < 20000; i++) {
-    uint64_t s = rnd (&x) % 100000, len = 1 + rnd (&x) % 64;
+    uint64_t s = splitmix64 (&x) % 100000, len = 1 + splitmix64 (&x) % 64;
 
-    if (rnd (&x) % 2)
+    if (splitmix64 (&x) % 2)
       md_badblocks_add (shared, s, len, &why);
     else
       md_badblocks_clear (shared, s, len, &why);
@@ -804,7 +782,7 @@ reader (void *arg)
   uint8_t log[LOG_BYTES];
 
   for (int i = 0; i < 20000; i++) {
-    uint64_t s = rnd (&x) % 100000;
+    uint64_t s = splitmix64 (&x) % 100000;
 
     if (md_badblocks_check (shared, s, 8, &r) != 0)
       ck_assert (r.sector < s + 8 && r.sector + r.sectors > s);

@@ -46,18 +46,10 @@
 
 #include "md_badblocks.h"
 
+#include "../lib/le_store.h"
+
 #define HEADER 16
 #define OP_BYTES 17
-
-static uint64_t
-rd64 (const uint8_t *p)
-{
-  uint64_t v = 0;
-
-  for (int i = 7; i >= 0; i--)
-    v = v << 8 | p[i];
-  return v;
-}
 
 static void
 fail (const char *what)
@@ -111,7 +103,7 @@ static void
 ops (struct md_badblocks *bb, uint64_t member, const uint8_t *p, size_t len)
 {
   for (; len >= OP_BYTES; p += OP_BYTES, len -= OP_BYTES) {
-    uint64_t s = rd64 (p + 1), n = rd64 (p + 9), before, after;
+    uint64_t s = le_load64 (p + 1), n = le_load64 (p + 9), before, after;
     size_t nb, na;
     const char *why = NULL;
     int r;
@@ -156,7 +148,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   memcpy (head, data, size < HEADER ? size : HEADER);
   sectors = head[0];
   shift = head[1];
-  member = rd64 (head + 2);
+  member = le_load64 (head + 2);
   data += size < HEADER ? size : HEADER;
   size -= size < HEADER ? size : HEADER;
   bytes = (size_t) sectors * 512;
@@ -175,10 +167,12 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   }
 
   /* Every entry up to the end marker is in the set. */
-  for (size_t i = 0; i < bytes / 8 && rd64 (log + 8 * i) != UINT64_MAX; i++) {
-    uint64_t e = rd64 (log + 8 * i), len = e & 0x3ff;
+  for (size_t i = 0; i < bytes / 8; i++) {
+    uint64_t e = le_load64 (log + 8 * i), len = e & 0x3ff;
     struct md_bad_range f;
 
+    if (e == UINT64_MAX)
+      break;
     if (md_badblocks_check (bb, e >> 10, len, &f) != 1 ||
         f.sector > e >> 10 || !f.acknowledged)
       fail ("an entry of the log is not in the set");
