@@ -27,6 +27,9 @@
  *  10. control.c       clients_lock      alone
  *  11. missed_rows.c   thread_lock; member_nbd.c wake_lock; readd_auto.c
  *                      ra.lock: each alone (a thread's stop and wake)
+ *  12. md_badblocks.c  a member's bad-block log: a leaf (requests ask
+ *                      it holding a row); nothing is taken and no I/O
+ *                      is made under it
  *
  * Member I/O (8, 9) may be issued under any of 1-7.  A thread holds at
  * most one stripe head (6), but a rebuild thread, which holds the heads
@@ -50,7 +53,8 @@
  * (member_table.h), md's clean flag and writes in flight (md_array_internal.h), the
  * bitmap's written generation, the in-memory record's marks and
  * counters (missed_rows.c), job progress and stop requests (jobs.c),
- * the cache's counters.  A plain access to an _Atomic object is a
+ * the cache's counters, a bad-block log's count of ranges
+ * (md_badblocks.c).  A plain access to an _Atomic object is a
  * sequentially consistent one; weaker orders are spelled out where used.
  */
 

@@ -28,13 +28,27 @@
  *   8       feature_map               144     super_offset (sectors)
  *   16      set_uuid[16]              152     recovery_offset (sectors)
  *   32      set_name[32]              160     dev_number
- *   64      ctime                     168     device_uuid[16]
- *   72      level                     192     utime
- *   76      layout                    200     events
- *   80      size (sectors per member) 208     resync_offset (sectors)
- *   88      chunksize (sectors)       216     sb_csum
- *   92      raid_disks                220     max_dev
- *   96      bitmap_offset             256     dev_roles[max_dev] (le16)
+ *   64      ctime                     164     cnt_corrected_read
+ *   72      level                     168     device_uuid[16]
+ *   76      layout                    185     bblog_shift (u8)
+ *   80      size (sectors per member) 186     bblog_size (le16, sectors)
+ *   88      chunksize (sectors)       188     bblog_offset (signed)
+ *   92      raid_disks                192     utime
+ *   96      bitmap_offset             200     events
+ *                                     208     resync_offset (sectors)
+ *                                     216     sb_csum
+ *                                     220     max_dev
+ *                                     224     logical_block_size
+ *                                     256     dev_roles[max_dev] (le16)
+ *
+ * cnt_corrected_read counts the sectors md rewrote after read errors
+ * (a member's own).  The bblog_ fields say where the member's bad-block
+ * log lies and how long it is (md_badblocks.c: its format and where
+ * mdadm puts it); feature bit 0x8 says it holds entries.
+ * logical_block_size (md 6.19) was padding before: kernels up to 6.18
+ * refuse a superblock whose padding there is not zero, so it is kept as
+ * read and never set here.  Byte 184 (devflags) and the reshape's
+ * fields (100 to 127) are kept from the record read (raw).
  *
  * A member's role in the array is dev_roles[dev_number] (0xffff spare,
  * 0xfffe faulty): dev_number is a permanent identifier, not the role, and
@@ -83,7 +97,7 @@
 #define FEATURE_BITMAP MD_FEATURE_BITMAP
 #define FEATURE_RECOVERY_OFFSET MD_FEATURE_RECOVERY_OFFSET
 #define FEATURE_RESHAPE 0x4
-#define FEATURE_BAD_BLOCKS 0x8
+#define FEATURE_BAD_BLOCKS MD_FEATURE_BAD_BLOCKS
 #define FEATURE_REPLACEMENT 0x10
 #define FEATURE_RESHAPE_BACKWARDS 0x20
 #define FEATURE_NEW_OFFSET 0x40
@@ -255,9 +269,14 @@ md_super_parse (const uint8_t *buf, struct md_super *sb, const char **why)
   sb->recovery_offset = sb->feature_map & FEATURE_RECOVERY_OFFSET
     ? get64 (buf + 152) * 512 : 0;
   sb->dev_number = get32 (buf + 160);
+  sb->cnt_corrected_read = get32 (buf + 164);
   memcpy (sb->device_uuid, buf + 168, 16);
+  sb->bblog_shift = buf[185];
+  sb->bblog_size = get16 (buf + 186);
+  sb->bblog_offset = (int32_t) get32 (buf + 188);
   sb->events = get64 (buf + 200);
   sb->resync_offset = get64 (buf + 208);
+  sb->logical_block_size = get32 (buf + 224);
   for (uint32_t i = 0; i < sb->max_dev; i++)
     sb->dev_roles[i] = get16 (buf + 256 + 2 * i);
   sb->role = -1;
@@ -297,11 +316,17 @@ md_super_format (const struct md_super *sb, uint8_t *buf)
   put64 (buf + 144, sb->super_offset / 512);
   put64 (buf + 152, sb->recovery_offset / 512);
   put32 (buf + 160, sb->dev_number);
+  put32 (buf + 164, sb->cnt_corrected_read);
   memcpy (buf + 168, sb->device_uuid, 16);
+  buf[185] = sb->bblog_shift;
+  put16 (buf + 186, sb->bblog_size);
+  put32 (buf + 188, (uint32_t) sb->bblog_offset);
   put64 (buf + 192, sb->utime);
   put64 (buf + 200, sb->events);
   put64 (buf + 208, sb->resync_offset);
   put32 (buf + 220, sb->max_dev);
+  if (sb->logical_block_size)
+    put32 (buf + 224, sb->logical_block_size);
   for (uint32_t i = 0; i < sb->max_dev; i++)
     put16 (buf + 256 + 2 * i, sb->dev_roles[i]);
   put32 (buf + 216, checksum (buf, sb->max_dev));

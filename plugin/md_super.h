@@ -21,6 +21,8 @@
 #define MD_FEATURE_BITMAP 0x1   /* feature_map: a write-intent bitmap */
 #define MD_FEATURE_RECOVERY_OFFSET 0x2  /* the member is being rebuilt,
                                            up to recovery_offset */
+#define MD_FEATURE_BAD_BLOCKS 0x8 /* the bad-block log holds entries
+                                     (md_badblocks.h); refused for now */
 #define MD_FEATURE_RECOVERY_BITMAP 0x80 /* ... from the bitmap: re-added */
 
 /* The fields of one member's superblock that the plugin uses. */
@@ -42,15 +44,27 @@ struct md_super {
   uint64_t data_size;           /* bytes */
   uint64_t recovery_offset;     /* bytes from data_offset, if feature bit 2 */
   uint32_t dev_number;
+  uint32_t cnt_corrected_read;  /* sectors md rewrote after read errors */
   uint8_t device_uuid[16];
+  /* The member's bad-block log (md_badblocks.h): its unit (sectors <<
+   * bblog_shift), its length in sectors, where it starts in sectors from
+   * the superblock (signed); size or offset 0: none.
+   */
+  uint8_t bblog_shift;
+  uint16_t bblog_size;
+  int32_t bblog_offset;
   uint64_t events;
   uint64_t resync_offset;       /* sectors; UINT64_MAX: clean */
   uint64_t ctime, utime;
   uint32_t max_dev;
+  /* The array's logical block size in bytes (md 6.19; 0: unset, as
+   * kernels up to 6.18 require: they refuse a superblock that sets it).
+   */
+  uint32_t logical_block_size;
   uint16_t dev_roles[MD_MAX_DEV];
   int role;                     /* dev_roles[dev_number], or -1 */
   /* The record as read: md_super_format writes the fields above over it,
-   * so fields the plugin does not interpret (bad-block log area, flags)
+   * so fields the plugin does not interpret (devflags, the reshape's)
    * are kept as they were in this record.  md_array.c writes one record
    * to every member (the reference's), so those are the reference's.
    */

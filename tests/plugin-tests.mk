@@ -219,6 +219,17 @@ test_md_super_SOURCES = test_md_super.c lib/check_run.h lib/le_store.h \
 test_md_super_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
 
+# md's bad-block log (plugin/md_badblocks.c): hand-built logs, the
+# encoder's bytes, random sets against a per-sector model, log full,
+# refusals, mdadm's places for the log.
+if HAVE_CHECK
+check_PROGRAMS += test_md_badblocks
+TESTS += test_md_badblocks
+test_md_badblocks_SOURCES = test_md_badblocks.c lib/check_run.h \
+	lib/le_store.h lib/random_seed.h ../plugin/md_badblocks.c
+test_md_badblocks_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
+endif
+
 # The bitmap's superblock (plugin/md_bitmap_super.c): hand-built, read
 # and written back, md's refusals, mdadm's area sizes.
 if HAVE_CHECK
@@ -673,7 +684,8 @@ EXTRA_DIST += test-readd-memory.py
 if HAVE_CHECK
 check_PROGRAMS += test_extents
 TESTS += test_extents
-test_extents_SOURCES = test_extents.c lib/check_run.h $(MEMBER_MEM_SOURCES) \
+test_extents_SOURCES = test_extents.c lib/check_run.h lib/random_seed.h \
+	$(MEMBER_MEM_SOURCES) \
 	lib/mem_array.c lib/mem_array.h \
 	../plugin/extents.c ../plugin/geometry.c ../plugin/member_table.c \
 	../plugin/member.c

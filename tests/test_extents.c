@@ -43,6 +43,7 @@
 #include <check.h>
 
 #include "check_run.h"
+#include "random_seed.h"
 
 #include "extents.h"
 #include "geometry.h"
@@ -275,47 +276,34 @@ START_TEST (test_budget)
 }
 END_TEST
 
-static uint64_t
-rnd (uint64_t *x)
-{
-  uint64_t z = (*x += 0x9E3779B97F4A7C15ULL);
-
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
-
 START_TEST (test_random)
 {
-  const char *env = getenv ("RAID_TEST_SEED");
-  uint64_t seed = env ? strtoull (env, NULL, 0) : (uint64_t) time (NULL);
+  uint64_t seed = random_seed ("test_extents");
   uint64_t x = seed;
   bool tells[MAXM];
 
-  printf ("test_extents random: RAID_TEST_SEED=%" PRIu64 "\n", seed);
-  fflush (stdout);
   tells_of = tells;
   for (int round = 0; round < 300; round++) {
     struct mem_array r;
-    int level = 5 + rnd (&x) % 2;
-    int n = level + 1 + rnd (&x) % (MAXM - level - 1);
-    uint64_t chunk = 4096 << (rnd (&x) % 3);
-    uint64_t rows = 1 + rnd (&x) % 48;
-    unsigned density = rnd (&x) % 5;    /* 0, 25, 50, 75, 100% runs */
+    int level = 5 + splitmix64 (&x) % 2;
+    int n = level + 1 + splitmix64 (&x) % (MAXM - level - 1);
+    uint64_t chunk = 4096 << (splitmix64 (&x) % 3);
+    uint64_t rows = 1 + splitmix64 (&x) % 48;
+    unsigned density = splitmix64 (&x) % 5;    /* 0, 25, 50, 75, 100% runs */
     char what[160];
 
-    rig_init (&r, level, rnd (&x) % 6, n, chunk, rows);
+    rig_init (&r, level, splitmix64 (&x) % 6, n, chunk, rows);
     for (int i = 0; i < n; i++) {
       uint64_t off = DATA_OFFSET, end = DATA_OFFSET + rows * chunk;
 
-      tells[i] = rnd (&x) % 16 != 0;
+      tells[i] = splitmix64 (&x) % 16 != 0;
       mem_member_set_tells (r.m[i], tells[i]);
       while (off < end) {
-        uint64_t len = BLOCK * (1 + rnd (&x) % (3 * chunk / BLOCK));
+        uint64_t len = BLOCK * (1 + splitmix64 (&x) % (3 * chunk / BLOCK));
 
         if (len > end - off)
           len = end - off;
-        if (rnd (&x) % 4 < density)
+        if (splitmix64 (&x) % 4 < density)
           put (r.m[i], off, len);
         off += len;
       }
@@ -323,15 +311,15 @@ START_TEST (test_random)
     /* States: up to the tolerance failed, some rebuilding (which may
      * put rows past it), now and then one failure too many.
      */
-    for (int k = rnd (&x) % (level - 3); k > 0; k--)
-      set_state (r.m[rnd (&x) % n], MEMBER_FAILED, 0);
-    for (int k = rnd (&x) % 3; k > 0; k--) {
-      struct member *m = r.m[rnd (&x) % n];
+    for (int k = splitmix64 (&x) % (level - 3); k > 0; k--)
+      set_state (r.m[splitmix64 (&x) % n], MEMBER_FAILED, 0);
+    for (int k = splitmix64 (&x) % 3; k > 0; k--) {
+      struct member *m = r.m[splitmix64 (&x) % n];
 
       if (!member_failed (m))
-        set_state (m, MEMBER_REBUILDING, rnd (&x) % (rows + 1));
+        set_state (m, MEMBER_REBUILDING, splitmix64 (&x) % (rows + 1));
     }
-    if (rnd (&x) % 20 == 0)
+    if (splitmix64 (&x) % 20 == 0)
       for (int i = 0; i < n && members_can_serve (&r.ms); i++)
         if (!member_failed (r.m[i]))
           set_state (r.m[i], MEMBER_FAILED, 0);
@@ -349,11 +337,11 @@ START_TEST (test_random)
     }
     walk (&r, 0, r.g.array_size, EXTENTS_MAX, what);
     for (int k = 0; k < 20; k++) {
-      uint64_t offset = rnd (&x) % r.g.array_size;
-      uint64_t count = 1 + rnd (&x) % (r.g.array_size - offset);
+      uint64_t offset = splitmix64 (&x) % r.g.array_size;
+      uint64_t count = 1 + splitmix64 (&x) % (r.g.array_size - offset);
       static const int maxes[] = { 1, 2, 3, EXTENTS_MAX };
 
-      check_request (&r, offset, count, maxes[rnd (&x) % 4], what);
+      check_request (&r, offset, count, maxes[splitmix64 (&x) % 4], what);
     }
     mem_array_free (&r);
   }

@@ -76,6 +76,8 @@ enum {
   O_DATA_SIZE = 136, O_SUPER_OFFSET = 144, O_RECOVERY_OFFSET = 152,
   O_DEV_NUMBER = 160, O_DEVICE_UUID = 168, O_UTIME = 192, O_EVENTS = 200,
   O_RESYNC_OFFSET = 208, O_CSUM = 216, O_MAX_DEV = 220, O_DEV_ROLES = 256,
+  O_CNT_CORRECTED_READ = 164, O_DEVFLAGS = 184, O_BBLOG_SHIFT = 185,
+  O_BBLOG_SIZE = 186, O_BBLOG_OFFSET = 188, O_LOGICAL_BLOCK_SIZE = 224,
 };
 
 static uint32_t
@@ -1157,6 +1159,75 @@ START_TEST (test_v10_bitmap_placement)
 }
 END_TEST
 
+/* The bad-block log's fields, cnt_corrected_read and md 6.19's
+ * logical_block_size (md_p.h: 164, 185, 186, 188, 224) are read, and
+ * written back where they were; devflags (184), between them, is kept.
+ * Feature bit 0x8 (the log holds entries) is still refused.
+ */
+START_TEST (test_bblog_fields)
+{
+  uint8_t sb[SB], out[SB];
+  struct md_super s, t;
+  const char *why;
+
+  hand_built (sb, 4);
+  le32 (sb + O_CNT_CORRECTED_READ, 0x01020304);
+  sb[O_DEVFLAGS] = 0x01;                /* write-mostly */
+  sb[O_BBLOG_SHIFT] = 0;
+  le16 (sb + O_BBLOG_SIZE, 8);
+  le32 (sb + O_BBLOG_OFFSET, (uint32_t) -8);
+  le32 (sb + O_LOGICAL_BLOCK_SIZE, 4096);
+  seal (sb);
+  ck_assert_int_eq (parse (sb, &s, &why), 1);
+  ck_assert_uint_eq (s.cnt_corrected_read, 0x01020304);
+  ck_assert_uint_eq (s.bblog_shift, 0);
+  ck_assert_uint_eq (s.bblog_size, 8);
+  ck_assert_int_eq (s.bblog_offset, -8);
+  ck_assert_uint_eq (s.logical_block_size, 4096);
+  md_super_format (&s, out);
+  ck_assert_mem_eq (out, sb, SB);
+
+  /* Changed fields land at their offsets, nothing else moves. */
+  s.cnt_corrected_read = 16;
+  s.bblog_shift = 3;
+  s.bblog_size = 0x0102;
+  s.bblog_offset = 0x10203040;
+  md_super_format (&s, out);
+  ck_assert_uint_eq (rd32 (out + O_CNT_CORRECTED_READ), 16);
+  ck_assert_uint_eq (out[O_DEVFLAGS], 0x01);
+  ck_assert_uint_eq (out[O_BBLOG_SHIFT], 3);
+  ck_assert_uint_eq (out[O_BBLOG_SIZE], 0x02);
+  ck_assert_uint_eq (out[O_BBLOG_SIZE + 1], 0x01);
+  ck_assert_uint_eq (rd32 (out + O_BBLOG_OFFSET), 0x10203040);
+  ck_assert_uint_eq (rd32 (out + O_LOGICAL_BLOCK_SIZE), 4096);
+  ck_assert_uint_eq (rd32 (out + O_CSUM), calc_sb_1_csum (out));
+  ck_assert_int_eq (parse (out, &t, &why), 1);
+  ck_assert_int_eq (t.bblog_offset, 0x10203040);
+  for (int i = 0; i < SB; i++)
+    if ((i < O_CNT_CORRECTED_READ || i >= O_CNT_CORRECTED_READ + 4) &&
+        i != O_BBLOG_SHIFT &&
+        (i < O_BBLOG_SIZE || i >= O_BBLOG_OFFSET + 4) &&
+        (i < O_CSUM || i >= O_CSUM + 4))
+      ck_assert_msg (out[i] == sb[i], "byte %d changed", i);
+
+  /* A superblock without them (logical_block_size 0: as kernels up to
+   * 6.18 require) gives zeroes back.
+   */
+  hand_built (sb, 4);
+  ck_assert_int_eq (parse (sb, &s, &why), 1);
+  ck_assert_uint_eq (s.logical_block_size, 0);
+  ck_assert_uint_eq (s.bblog_size, 0);
+  md_super_format (&s, out);
+  ck_assert_mem_eq (out, sb, SB);
+
+  ck_assert_uint_eq (MD_FEATURE_BAD_BLOCKS, 0x8);
+  hand_built (sb, 4);
+  le32 (sb + O_FEATURES, rd32 (sb + O_FEATURES) | MD_FEATURE_BAD_BLOCKS);
+  seal (sb);
+  ck_refused (sb, "bad-block");
+}
+END_TEST
+
 static Suite *
 metadata_suite (void)
 {
@@ -1185,6 +1256,7 @@ metadata_suite (void)
   tcase_add_test (tc, test_places);
   tcase_add_test (tc, test_two_places);
   tcase_add_test (tc, test_v10_bitmap_placement);
+  tcase_add_test (tc, test_bblog_fields);
   suite_add_tcase (s, tc);
   return s;
 }

@@ -20,8 +20,8 @@ import sys
 
 LAYERS = [
     ["libparity"],
-    ["geometry", "member", "md_bitmap_super", "control_command",
-     "nbdkit_cmdline"],
+    ["geometry", "member", "md_bitmap_super", "md_badblocks",
+     "control_command", "nbdkit_cmdline"],
     ["member_nbd_connect"],
     ["member_file", "member_nbd", "md_super", "signature"],
     ["member_table", "params", "md_identity"],
