@@ -704,3 +704,15 @@ EXTRA_DIST += test-qemu-img-sparse.py
 # SIGTERM answered with ESHUTDOWN (nbdkit 1.32), no delay no survival.
 TESTS += test-qemu-reconnect.sh
 EXTRA_DIST += test-qemu-reconnect.sh
+
+# Media errors.  nbdkit-badsector-plugin (lib/nbdkit-badsector-plugin.c,
+# built here as a module, never installed) is a member server whose
+# listed sectors fail reads until written, or fail writes, over real NBD;
+# faults.py serves a member with it (kind "badsector").  Its own test
+# talks to it through libnbd alone.  bench/media-errors.py (run by hand,
+# make bench-media-errors) measures what the raid plugin does with such a
+# member.
+check_LTLIBRARIES += nbdkit-badsector-plugin.la
+nbdkit_badsector_plugin_la_SOURCES = lib/nbdkit-badsector-plugin.c
+nbdkit_badsector_plugin_la_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
+nbdkit_badsector_plugin_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
