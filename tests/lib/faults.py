@@ -16,6 +16,10 @@ servers, arrays, their control sockets, and faults.
         m.kill(); m.restart()                       # SIGKILL; same socket+file
         m.stop(); m.cont()                          # SIGSTOP / SIGCONT: a hang
         m.truncate(size); m.corrupt(offset, n); m.path
+        b = t.member(1 << 20, "badsector")          # sectors that go bad
+        b.add_bad_range(offset, 4096)               # EIO until written
+        b.add_bad_range(offset, 512, "write")       # writes fail ("both")
+        b.healed_ranges(); b.clear_bad_ranges()     # what writes mended
         t.seed, t.rng, t.dir                        # printed, replayable
 
 A test program is a .py file that automake's test driver runs with
@@ -47,6 +51,16 @@ Local members are plain files given to the plugin by path, so one array
 can mix both kinds.  MissingMember is disk=missing; FileMember a file
 that exists already (a replacement, after a restart).
 
+Bad sectors.  A "badsector" member is served the same way, with the
+project's own test plugin (tests/lib/nbdkit-badsector-plugin.c, built
+by make check) in the file plugin's place: its listed sector ranges fail
+reads until a write covers them, or fail writes, as a disk's do.  The
+list is a file of the member's (NAME.bad) that the plugin reads again
+whenever it changes; the sectors that writes mended it appends to
+NAME.healed.  A local member cannot have bad sectors: the raid plugin
+reads a local file itself (io_uring), with nobody in between to fail a
+sector (tests/README.md, "Bad sectors").
+
 Member server:  nbdkit -f --exit-with-parent -U SOCK -P PIDFILE
                     [--filter=multi-conn] [--filter=delay] --filter=error
                     file FILE error=EIO
@@ -54,7 +68,9 @@ Member server:  nbdkit -f --exit-with-parent -U SOCK -P PIDFILE
                     error-pwrite-rate=100% error-pwrite-file=TRIGGER.write
                     error-zero-rate=100%   error-zero-file=TRIGGER.write
                     error-trim-rate=100%   error-trim-file=TRIGGER.write
-(or the memory plugin: no file, no faults).
+(or, for "badsector", nbdkit-badsector-plugin.so file=FILE ranges=NAME.bad
+healed=NAME.healed in the file plugin's place; or the memory plugin: no
+file, no faults).
 
 Arrays.  The geometry given (level, chunk, layout, data_offset) goes on
 the command line; what is left None is not given, and is read back from
@@ -147,6 +163,14 @@ def default_plugin():
         TOP, "plugin", ".libs", "nbdkit-raid-plugin.so")
 
 
+def badsector_plugin():
+    """The test backend of "badsector" members, which make check builds
+    (tests/lib/nbdkit-badsector-plugin.c)."""
+    return os.environ.get("RAID_BADSECTOR_PLUGIN") or os.path.join(
+        os.environ.get("top_builddir") or TOP, "tests", ".libs",
+        "nbdkit-badsector-plugin.so")
+
+
 def _reap(p, grace=2.0):
     """Stop one child for good; never waits more than ~grace seconds."""
     if p.poll() is not None:
@@ -225,8 +249,13 @@ def requires_filter(*names):
 
 
 def requires_plugin(*names):
+    """nbdkit's plugins; "badsector" is the project's test plugin."""
     for name in names:
-        if not _nbdkit_has([name]):
+        if name == "badsector":
+            if not os.path.isfile(badsector_plugin()):
+                raise Skip("the test plugin %s has not been built (make "
+                           "check builds it)" % badsector_plugin())
+        elif not _nbdkit_has([name]):
             raise Skip("nbdkit's %s plugin is not installed" % name)
 
 
@@ -272,7 +301,8 @@ def _serve(hz, command, logfile, pidfile, paths, what):
 
 
 class Member:
-    """One member: a local file, or a file (or memory) behind nbdkit."""
+    """One member: a local file, or a file (or memory) behind nbdkit;
+    plugin "badsector": a file whose listed sectors fail."""
 
     def __init__(self, hz, name, size, remote=True, plugin="file",
                  delay_read=None, delay_write=None, multi_conn=True,
@@ -287,6 +317,10 @@ class Member:
         self.logfile = os.path.join(hz.dir, name + ".log")
         self.read_trigger = os.path.join(hz.dir, name + ".fail-read")
         self.write_trigger = os.path.join(hz.dir, name + ".fail-write")
+        self.ranges_file = os.path.join(hz.dir, name + ".bad")
+        self.healed_file = os.path.join(hz.dir, name + ".healed")
+        self.bad = []                   # NAME.bad's lines, oldest first
+        self._bad_serial = 0
         self.delay_read, self.delay_write = delay_read, delay_write
         self.multi_conn = multi_conn
         self.filters, self.extra = list(filters), list(extra)
@@ -318,8 +352,15 @@ class Member:
             cmd.append("--filter=multi-conn")
         if self.delay_read or self.delay_write:
             cmd.append("--filter=delay")
-        if self.plugin == "file":
-            cmd += ["--filter=error", "file", self.path, "error=EIO"]
+        if self.plugin in ("file", "badsector"):
+            cmd.append("--filter=error")
+            if self.plugin == "file":
+                cmd += ["file", self.path]
+            else:
+                cmd += [badsector_plugin(), "file=" + self.path,
+                        "ranges=" + self.ranges_file,
+                        "healed=" + self.healed_file]
+            cmd.append("error=EIO")
             for op, trig in (("pread", self.read_trigger),
                              ("pwrite", self.write_trigger),
                              ("zero", self.write_trigger),
@@ -344,7 +385,7 @@ class Member:
         self.stopped = False
 
     def _need_remote(self, what):
-        if not self.remote or self.plugin != "file":
+        if not self.remote or self.plugin not in ("file", "badsector"):
             raise ValueError("%s: %s needs a remote file member" % (self.name, what))
 
     @staticmethod
@@ -363,6 +404,55 @@ class Member:
         """While on, every pwrite, zero and trim returns EIO."""
         self._need_remote("fail_writes")
         self._trigger(self.write_trigger, on)
+
+    def add_bad_range(self, offset, n, mode="read"):
+        """From now on bytes [offset, offset + n) of the member, whole
+        512-byte sectors, are bad ("badsector" members): "read", a read
+        that touches them fails with EIO (reading nothing) until a write
+        covers them, which mends them (healed_ranges); "write", a write,
+        zero or trim that touches them fails with EIO (writing nothing);
+        "both".  A range added again after it was mended is bad again.
+        A restart of the server reads the list afresh: what was mended is
+        bad again, unlike on a disk."""
+        if self.plugin != "badsector":
+            raise ValueError("%s: add_bad_range needs a badsector member"
+                             % self.name)
+        if offset % 512 or n % 512 or n <= 0 or \
+                mode not in ("read", "write", "both"):
+            raise ValueError("%s: add_bad_range(%r, %r, %r): whole sectors, "
+                             "mode read, write or both"
+                             % (self.name, offset, n, mode))
+        # The serial makes each line a fault of its own (the plugin knows
+        # a fault by its line).
+        self._bad_serial += 1
+        self.bad.append("%d %d %s # %d" % (offset // 512, n // 512, mode,
+                                           self._bad_serial))
+        self._write_bad()
+
+    def clear_bad_ranges(self):
+        """No sector of the member is bad any more."""
+        self.bad = []
+        self._write_bad()
+
+    def _write_bad(self):
+        # A new file renamed over the old: the plugin never reads half of
+        # one, and sees a new inode however coarse the clock.
+        tmp = self.ranges_file + ".new"
+        with open(tmp, "w") as f:
+            f.write("".join(line + "\n" for line in self.bad))
+        os.replace(tmp, self.ranges_file)
+
+    def healed_ranges(self):
+        """[(offset, n)] in bytes: the read-bad sectors that writes have
+        mended, in the order mended (a range mended piece by piece is
+        several entries)."""
+        try:
+            with open(self.healed_file) as f:
+                lines = f.read().split("\n")
+        except FileNotFoundError:
+            return []
+        return [(int(a) * 512, int(b) * 512)
+                for a, b in (line.split() for line in lines if line)]
 
     def kill(self):
         """SIGKILL the member server: its connections drop at once."""
@@ -797,11 +887,12 @@ class Harness:
 
     def member(self, size, kind="remote", **kw):
         """A new member: kind "remote" (file behind nbdkit), "local" (a
-        file the plugin opens itself) or "memory" (nbdkit memory plugin)."""
+        file the plugin opens itself), "memory" (nbdkit memory plugin) or
+        "badsector" (a file behind the test plugin whose sectors fail)."""
         name = "m%d" % self._count
         self._count += 1
-        if kind == "memory":
-            m = Member(self, name, size, remote=True, plugin="memory", **kw)
+        if kind in ("memory", "badsector"):
+            m = Member(self, name, size, remote=True, plugin=kind, **kw)
         else:
             m = Member(self, name, size, remote=(kind == "remote"), **kw)
         self.members.append(m)
