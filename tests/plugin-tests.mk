@@ -716,3 +716,5 @@ check_LTLIBRARIES += nbdkit-badsector-plugin.la
 nbdkit_badsector_plugin_la_SOURCES = lib/nbdkit-badsector-plugin.c
 nbdkit_badsector_plugin_la_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
 nbdkit_badsector_plugin_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
+TESTS += test-badsector-backend.py
+EXTRA_DIST += test-badsector-backend.py
