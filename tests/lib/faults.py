@@ -435,8 +435,8 @@ class Member:
         self._write_bad()
 
     def _write_bad(self):
-        # A new file renamed over the old: the plugin never reads half of
-        # one, and sees a new inode however coarse the clock.
+        # A new file renamed over the old: the plugin never reads half
+        # of one.
         tmp = self.ranges_file + ".new"
         with open(tmp, "w") as f:
             f.write("".join(line + "\n" for line in self.bad))

@@ -33,18 +33,22 @@
  *          with EIO and writes nothing; reads succeed.  Never mended.
  *   both   reads and writes fail.  Never mended.
  *
- * Changing faults at run time.  The file is looked at (stat) on every
- * request and read again when its inode, size or modification time
- * changed; a test writes a new version beside it and renames it over the
- * old one (tests/lib/faults.py does), so that no request sees half a
- * file and every version has an inode of its own, whatever the clock's
- * granularity.  A line is a fault, known by its text: a line kept from
- * one version to the next keeps what was mended of it, a new line is a
- * new fault (the same range on a line with another comment goes bad
- * again), a line removed is gone.  A malformed file at start-up stops
- * nbdkit; a version met later that is malformed (or cannot be read) is
- * reported once (nbdkit_error) and the faults stay as they were.  Nothing is remembered across a restart of the server:
- * the ranges file is read afresh and the healed file only appended to.
+ * Changing faults at run time.  The file is read on every request (a
+ * test's file is a few lines: an open, a read and a close, a few
+ * microseconds) and parsed again when its text changed.  Why not only
+ * when its inode, size or modification time change: file times move by
+ * the kernel's tick, and a freed inode number is reused, so two versions
+ * written in quick succession can look alike to stat.  A test writes a
+ * new version beside it and renames it over the old one
+ * (tests/lib/faults.py does), so that no request sees half a file.  A
+ * line is a fault, known by its text: a line kept from one version to
+ * the next keeps what was mended of it, a new line is a new fault (the
+ * same range on a line with another comment goes bad again), a line
+ * removed is gone.  A malformed file at start-up stops nbdkit; a version
+ * met later that is malformed is reported once (nbdkit_error) and the
+ * faults stay as they were.  Nothing is remembered across a restart of
+ * the server: the ranges file is read afresh, the healed file only
+ * appended to.
  *
  * Everything else is the file plugin's: the size is the file's, flush is
  * fdatasync, FUA a fdatasync after the write, trim punches a hole (a
@@ -105,7 +109,8 @@ static int fd = -1;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct fault *faults;
 static size_t nfaults;
-static struct stat seen;        /* the version read last; st_ino 0: none */
+static char *seen;              /* the ranges file's text last parsed */
+static size_t seen_len;
 
 static void
 free_faults (struct fault *f, size_t n)
@@ -130,20 +135,21 @@ parse_u64 (const char *tok, uint64_t *v)
   return errno == 0 && *end == '\0';
 }
 
-/* One line into f; false if it is malformed.  A blank or comment line
- * leaves f->line NULL.
+/* The line of ll bytes at p into f; false if it is malformed.  A blank
+ * or comment line leaves f->line NULL.
  */
 static bool
-parse_line (const char *line, struct fault *f)
+parse_line (const char *p, size_t ll, struct fault *f)
 {
   char buf[256], *save, *tok[4];
   uint64_t start, len;
   int n = 0;
 
   memset (f, 0, sizeof *f);
-  if (strlen (line) >= sizeof buf)
+  if (ll >= sizeof buf)
     return false;
-  strcpy (buf, line);
+  memcpy (buf, p, ll);
+  buf[ll] = '\0';
   buf[strcspn (buf, "#")] = '\0';
   for (char *t = strtok_r (buf, " \t", &save); t;
        t = strtok_r (NULL, " \t", &save)) {
@@ -164,7 +170,7 @@ parse_line (const char *line, struct fault *f)
     f->mode = BAD_READ | BAD_WRITE;
   else
     return false;
-  f->line = strdup (line);
+  f->line = strndup (p, ll);
   f->bad = malloc (sizeof *f->bad);
   if (f->line == NULL || f->bad == NULL) {
     free (f->line);
@@ -177,34 +183,67 @@ parse_line (const char *line, struct fault *f)
   return true;
 }
 
-/* The faults of the ranges file, or -1 (reported) if it cannot be read
- * or a line is malformed.  A file that does not exist has none.
+/* The text of the ranges file (empty if there is none) in *text,
+ * malloc'd; -1 (reported) if it cannot be read.
  */
 static int
-read_ranges (struct fault **out, size_t *nout)
+slurp (char **text, size_t *len)
 {
   FILE *fp = fopen (ranges_path, "r");
-  struct fault *v = NULL, f;
-  size_t n = 0, lineno = 0, cap = 0;
-  char *line = NULL;
-  ssize_t r;
+  size_t cap = 0, n;
 
-  *out = NULL;
-  *nout = 0;
+  *text = NULL;
+  *len = 0;
   if (fp == NULL) {
     if (errno == ENOENT)
       return 0;
     nbdkit_error ("%s: %m", ranges_path);
     return -1;
   }
-  while ((r = getline (&line, &cap, fp)) != -1) {
+  do {
+    if (*len == cap) {
+      char *t = realloc (*text, cap = cap ? 2 * cap : 4096);
+
+      if (t == NULL) {
+        nbdkit_error ("realloc: %m");
+        fclose (fp);
+        free (*text);
+        return -1;
+      }
+      *text = t;
+    }
+    n = fread (*text + *len, 1, cap - *len, fp);
+    *len += n;
+  } while (n > 0);
+  if (ferror (fp)) {
+    nbdkit_error ("%s: read error", ranges_path);
+    fclose (fp);
+    free (*text);
+    return -1;
+  }
+  fclose (fp);
+  return 0;
+}
+
+/* The faults of text, or -1 (reported) if a line is malformed. */
+static int
+parse_ranges (const char *text, size_t len, struct fault **out,
+              size_t *nout)
+{
+  struct fault *v = NULL, f;
+  size_t n = 0, lineno = 0;
+
+  for (const char *p = text, *end = text + len; p < end; ) {
+    const char *nl = memchr (p, '\n', end - p);
+    size_t ll = nl ? (size_t) (nl - p) : (size_t) (end - p);
+
     lineno++;
-    line[strcspn (line, "\n")] = '\0';
-    if (!parse_line (line, &f)) {
-      nbdkit_error ("%s:%zu: not START LENGTH [read|write|both]: %s",
-                    ranges_path, lineno, line);
+    if (!parse_line (p, ll, &f)) {
+      nbdkit_error ("%s:%zu: not START LENGTH [read|write|both]: %.*s",
+                    ranges_path, lineno, (int) ll, p);
       goto fail;
     }
+    p += ll + 1;
     if (f.line == NULL)
       continue;
     struct fault *nv = realloc (v, (n + 1) * sizeof *v);
@@ -217,45 +256,37 @@ read_ranges (struct fault **out, size_t *nout)
     v = nv;
     v[n++] = f;
   }
-  free (line);
-  fclose (fp);
   *out = v;
   *nout = n;
   return 0;
 
  fail:
-  free (line);
-  fclose (fp);
   free_faults (v, n);
   return -1;
 }
 
-/* Read the ranges file again if it changed since last seen; a line that
- * stayed keeps what was mended of it.  Called with lock held.
+/* Parse the ranges file again if its text changed; a line that stayed
+ * keeps what was mended of it.  Called with lock held.
  */
 static int
 refresh_locked (void)
 {
-  struct stat st;
   struct fault *v;
-  size_t n;
+  size_t n, len;
+  char *text;
 
   if (ranges_path == NULL)
     return 0;
-  if (stat (ranges_path, &st) == -1) {
-    if (errno != ENOENT) {
-      nbdkit_error ("%s: %m", ranges_path);
-      return -1;
-    }
-    memset (&st, 0, sizeof st);
-  }
-  if (st.st_ino == seen.st_ino && st.st_dev == seen.st_dev &&
-      st.st_size == seen.st_size &&
-      st.st_mtim.tv_sec == seen.st_mtim.tv_sec &&
-      st.st_mtim.tv_nsec == seen.st_mtim.tv_nsec)
+  if (slurp (&text, &len) == -1)
+    return -1;
+  if (len == seen_len && (len == 0 || memcmp (text, seen, len) == 0)) {
+    free (text);
     return 0;
-  seen = st;                    /* a bad version is reported once */
-  if (read_ranges (&v, &n) == -1)
+  }
+  free (seen);
+  seen = text;                  /* a bad version is reported once */
+  seen_len = len;
+  if (parse_ranges (text, len, &v, &n) == -1)
     return -1;
   for (size_t i = 0; i < n; i++)
     for (size_t j = 0; j < nfaults; j++)
@@ -386,6 +417,7 @@ static void
 badsector_unload (void)
 {
   free_faults (faults, nfaults);
+  free (seen);
   if (fd >= 0)
     close (fd);
   free (filename);
