@@ -184,44 +184,34 @@ parse_line (const char *p, size_t ll, struct fault *f)
 }
 
 /* The text of the ranges file (empty if there is none) in *text,
- * malloc'd; -1 (reported) if it cannot be read.
+ * malloc'd; -1 (reported) if it cannot be read.  A test replaces the
+ * file whole (a rename), so the one open sees one size.
  */
 static int
 slurp (char **text, size_t *len)
 {
-  FILE *fp = fopen (ranges_path, "r");
-  size_t cap = 0, n;
+  int rfd = open (ranges_path, O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  ssize_t r = 0;
 
   *text = NULL;
   *len = 0;
-  if (fp == NULL) {
+  if (rfd == -1) {
     if (errno == ENOENT)
       return 0;
     nbdkit_error ("%s: %m", ranges_path);
     return -1;
   }
-  do {
-    if (*len == cap) {
-      char *t = realloc (*text, cap = cap ? 2 * cap : 4096);
-
-      if (t == NULL) {
-        nbdkit_error ("realloc: %m");
-        fclose (fp);
-        free (*text);
-        return -1;
-      }
-      *text = t;
-    }
-    n = fread (*text + *len, 1, cap - *len, fp);
-    *len += n;
-  } while (n > 0);
-  if (ferror (fp)) {
-    nbdkit_error ("%s: read error", ranges_path);
-    fclose (fp);
+  if (fstat (rfd, &st) == -1 || (*text = malloc (st.st_size + 1)) == NULL ||
+      (r = read (rfd, *text, st.st_size)) == -1) {
+    nbdkit_error ("%s: %m", ranges_path);
     free (*text);
+    *text = NULL;
+    close (rfd);
     return -1;
   }
-  fclose (fp);
+  close (rfd);
+  *len = r;
   return 0;
 }
 
@@ -505,29 +495,26 @@ badsector_can_fua (void *handle)
   return NBDKIT_FUA_NATIVE;
 }
 
-/* Read, unless the range holds a read-bad sector. */
+/* -1 with errno EIO, reported, if the request meets a bad sector. */
 static int
-badsector_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
-                 uint32_t flags)
+refuse (const char *op, bool write, uint32_t count, uint64_t offset)
 {
-  char *p = buf;
+  if (!fails (write, count, offset))
+    return 0;
+  nbdkit_error ("%s: %s sector in %" PRIu32 " bytes at %" PRIu64, op,
+                write ? "unwritable" : "unreadable", count, offset);
+  errno = EIO;
+  return -1;
+}
 
-  if (fails (false, count, offset)) {
-    nbdkit_error ("pread: unreadable sector in %" PRIu32 " bytes at %"
-                  PRIu64, count, offset);
-    errno = EIO;
-    return -1;
-  }
-  while (count > 0) {
-    ssize_t r = pread (fd, p, count, offset);
+static int
+write_all (const void *buf, uint32_t count, uint64_t offset)
+{
+  for (const char *p = buf; count > 0; ) {
+    ssize_t r = pwrite (fd, p, count, offset);
 
     if (r == -1) {
-      nbdkit_error ("pread: %m");
-      return -1;
-    }
-    if (r == 0) {
-      nbdkit_error ("pread: unexpected end of file");
-      errno = EIO;
+      nbdkit_error ("pwrite: %m");
       return -1;
     }
     p += r;
@@ -547,36 +534,51 @@ badsector_flush (void *handle, uint32_t flags)
   return 0;
 }
 
+/* A write of any kind has reached the file: FUA, then mend. */
+static int
+written (uint32_t count, uint64_t offset, uint32_t flags)
+{
+  if ((flags & NBDKIT_FLAG_FUA) && badsector_flush (NULL, 0) == -1)
+    return -1;
+  heal (count, offset);
+  return 0;
+}
+
+/* Read, unless the range holds a read-bad sector. */
+static int
+badsector_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
+                 uint32_t flags)
+{
+  if (refuse ("pread", false, count, offset) == -1)
+    return -1;
+  for (char *p = buf; count > 0; ) {
+    ssize_t r = pread (fd, p, count, offset);
+
+    if (r == -1) {
+      nbdkit_error ("pread: %m");
+      return -1;
+    }
+    if (r == 0) {
+      nbdkit_error ("pread: unexpected end of file");
+      errno = EIO;
+      return -1;
+    }
+    p += r;
+    count -= r;
+    offset += r;
+  }
+  return 0;
+}
+
 /* Write, unless the range holds a write-bad sector; then mend. */
 static int
 badsector_pwrite (void *handle, const void *buf, uint32_t count,
                   uint64_t offset, uint32_t flags)
 {
-  const char *p = buf;
-  uint32_t n = count;
-  uint64_t off = offset;
-
-  if (fails (true, count, offset)) {
-    nbdkit_error ("pwrite: unwritable sector in %" PRIu32 " bytes at %"
-                  PRIu64, count, offset);
-    errno = EIO;
+  if (refuse ("pwrite", true, count, offset) == -1 ||
+      write_all (buf, count, offset) == -1)
     return -1;
-  }
-  while (n > 0) {
-    ssize_t r = pwrite (fd, p, n, off);
-
-    if (r == -1) {
-      nbdkit_error ("pwrite: %m");
-      return -1;
-    }
-    p += r;
-    n -= r;
-    off += r;
-  }
-  if ((flags & NBDKIT_FLAG_FUA) && badsector_flush (handle, 0) == -1)
-    return -1;
-  heal (count, offset);
-  return 0;
+  return written (count, offset, flags);
 }
 
 /* Zero as the file plugin does: punch (if allowed), zero the range, or
@@ -587,15 +589,9 @@ badsector_zero (void *handle, uint32_t count, uint64_t offset,
                 uint32_t flags)
 {
   static const char zeroes[65536];
-  uint32_t n = count;
-  uint64_t off = offset;
 
-  if (fails (true, count, offset)) {
-    nbdkit_error ("zero: unwritable sector in %" PRIu32 " bytes at %"
-                  PRIu64, count, offset);
-    errno = EIO;
+  if (refuse ("zero", true, count, offset) == -1)
     return -1;
-  }
   if (!((flags & NBDKIT_FLAG_MAY_TRIM) &&
         fallocate (fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
                    offset, count) == 0) &&
@@ -604,35 +600,24 @@ badsector_zero (void *handle, uint32_t count, uint64_t offset,
       nbdkit_error ("fallocate: %m");
       return -1;
     }
-    while (n > 0) {
-      ssize_t r = pwrite (fd, zeroes, n < sizeof zeroes ? n : sizeof zeroes,
-                          off);
-
-      if (r == -1) {
-        nbdkit_error ("pwrite: %m");
+    for (uint32_t done = 0, n; done < count; done += n) {
+      n = count - done < sizeof zeroes ? count - done : sizeof zeroes;
+      if (write_all (zeroes, n, offset + done) == -1)
         return -1;
-      }
-      n -= r;
-      off += r;
     }
   }
-  if ((flags & NBDKIT_FLAG_FUA) && badsector_flush (handle, 0) == -1)
-    return -1;
-  heal (count, offset);
-  return 0;
+  return written (count, offset, flags);
 }
 
-/* Punch a hole; a file system that cannot makes trim a no-op. */
+/* Punch a hole; a file system that cannot makes trim a no-op, which
+ * mends nothing.
+ */
 static int
 badsector_trim (void *handle, uint32_t count, uint64_t offset,
                 uint32_t flags)
 {
-  if (fails (true, count, offset)) {
-    nbdkit_error ("trim: unwritable sector in %" PRIu32 " bytes at %"
-                  PRIu64, count, offset);
-    errno = EIO;
+  if (refuse ("trim", true, count, offset) == -1)
     return -1;
-  }
   if (fallocate (fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
                  offset, count) == -1) {
     if (errno == EOPNOTSUPP)
@@ -640,10 +625,7 @@ badsector_trim (void *handle, uint32_t count, uint64_t offset,
     nbdkit_error ("fallocate: %m");
     return -1;
   }
-  if ((flags & NBDKIT_FLAG_FUA) && badsector_flush (handle, 0) == -1)
-    return -1;
-  heal (count, offset);
-  return 0;
+  return written (count, offset, flags);
 }
 
 #define THREAD_MODEL NBDKIT_THREAD_MODEL_PARALLEL
