@@ -7,8 +7,9 @@ other read returns the shadow's bytes; a write that covers bad sectors
 mends them and is recorded (healed_ranges), one over part of a sector
 fails; a write-bad range fails writes, zeroes and trims, writing
 nothing, and is never mended; ranges added, added again and cleared at
-run time count from the next request, and a range added elsewhere leaves
-what was mended mended.  The member file holds the shadow throughout.
+run time count from the next request; a range added elsewhere, and a
+restart of the server, leave what was mended mended.  The member file
+holds the shadow throughout.
 """
 
 import faults
@@ -24,6 +25,12 @@ def eio(what, fn, *args):
     assert err == "EIO", "%s: %s, expected EIO" % (what, err or "succeeded")
 
 
+def connect(m):
+    h = nbd.NBD()
+    h.connect_uri(m.uri)
+    return h
+
+
 def reads_ok(h, shadow, off, n, what):
     got, err = wl.try_io(h.pread, n, off)
     assert err is None, "%s: read of %d at %d: %s" % (what, n, off, err)
@@ -32,8 +39,7 @@ def reads_ok(h, shadow, off, n, what):
 
 with faults.Test(plugins=["badsector"], filters=["error"], timeout=60) as t:
     m = t.member(SIZE, "badsector")
-    h = nbd.NBD()
-    h.connect_uri(m.uri)
+    h = connect(m)
     shadow = bytearray(t.rng.randbytes(SIZE))
     h.pwrite(bytes(shadow), 0)
 
@@ -61,6 +67,12 @@ with faults.Test(plugins=["badsector"], filters=["error"], timeout=60) as t:
     # A new version of the list keeps what was mended mended.
     m.add_bad_range(128 * K, 512, "both")
     reads_ok(h, shadow, bad + K, K, "mended, after a range was added")
+    # And a restart of the server: a disk keeps its remapped sectors.
+    h.shutdown()
+    m.restart()
+    h = connect(m)
+    reads_ok(h, shadow, bad + K, K, "mended, after a restart")
+    eio("the sectors left, after a restart", h.pread, K, bad)
     shadow[bad:bad + 4 * K] = t.rng.randbytes(4 * K)
     h.pwrite(bytes(shadow[bad:bad + 4 * K]), bad)
     assert m.healed_ranges() == [(bad + K, K), (bad, K), (bad + 2 * K, 2 * K)], \

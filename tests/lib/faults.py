@@ -412,8 +412,8 @@ class Member:
         covers them, which mends them (healed_ranges); "write", a write,
         zero or trim that touches them fails with EIO (writing nothing);
         "both".  A range added again after it was mended is bad again.
-        A restart of the server reads the list afresh: what was mended is
-        bad again, unlike on a disk."""
+        What was mended stays mended across a restart of the server, as
+        a disk's remapped sectors do."""
         if self.plugin != "badsector":
             raise ValueError("%s: add_bad_range needs a badsector member"
                              % self.name)
@@ -451,8 +451,9 @@ class Member:
                 lines = f.read().split("\n")
         except FileNotFoundError:
             return []
+        # "START LENGTH LINE": LINE is the fault's, for the plugin.
         return [(int(a) * 512, int(b) * 512)
-                for a, b in (line.split() for line in lines if line)]
+                for a, b in (line.split()[:2] for line in lines if line)]
 
     def kill(self):
         """SIGKILL the member server: its connections drop at once."""

@@ -26,8 +26,8 @@
  *          does; a write, zero or trim that covers a sector whole mends
  *          it (the disk remaps it): from then on it reads what was
  *          written, and the sectors mended are appended to the healed
- *          file as "START LENGTH" lines, so that a test can tell which
- *          sectors were rewritten.  A write that covers a bad sector only
+ *          file as "START LENGTH LINE" lines (LINE: the fault's), so
+ *          that a test can tell which sectors were rewritten.  A write that covers a bad sector only
  *          in part fails with EIO: the disk would have to read it.
  *   write  a write, zero or trim that touches one of its sectors fails
  *          with EIO and writes nothing; reads succeed.  Never mended.
@@ -46,9 +46,10 @@
  * same range on a line with another comment goes bad again), a line
  * removed is gone.  A malformed file at start-up stops nbdkit; a version
  * met later that is malformed is reported once (nbdkit_error) and the
- * faults stay as they were.  Nothing is remembered across a restart of
- * the server: the ranges file is read afresh, the healed file only
- * appended to.
+ * faults stay as they were.  A restart of the server keeps what was
+ * mended, as a disk keeps its remapped sectors: the healed file names the
+ * line of each span it lists, and at start-up each span is cut again
+ * from the fault of that line, if it is still in the ranges file.
  *
  * Everything else is the file plugin's: the size is the file's, flush is
  * fdatasync, FUA a fdatasync after the write, trim punches a hole (a
@@ -183,14 +184,14 @@ parse_line (const char *p, size_t ll, struct fault *f)
   return true;
 }
 
-/* The text of the ranges file (empty if there is none) in *text,
- * malloc'd; -1 (reported) if it cannot be read.  A test replaces the
- * file whole (a rename), so the one open sees one size.
+/* The text of path (empty if there is none) in *text, malloc'd; -1
+ * (reported) if it cannot be read.  A test replaces the ranges file
+ * whole (a rename), so the one open sees one size.
  */
 static int
-slurp (char **text, size_t *len)
+slurp (const char *path, char **text, size_t *len)
 {
-  int rfd = open (ranges_path, O_RDONLY | O_CLOEXEC);
+  int rfd = open (path, O_RDONLY | O_CLOEXEC);
   struct stat st;
   ssize_t r = 0;
 
@@ -199,12 +200,12 @@ slurp (char **text, size_t *len)
   if (rfd == -1) {
     if (errno == ENOENT)
       return 0;
-    nbdkit_error ("%s: %m", ranges_path);
+    nbdkit_error ("%s: %m", path);
     return -1;
   }
   if (fstat (rfd, &st) == -1 || (*text = malloc (st.st_size + 1)) == NULL ||
       (r = read (rfd, *text, st.st_size)) == -1) {
-    nbdkit_error ("%s: %m", ranges_path);
+    nbdkit_error ("%s: %m", path);
     free (*text);
     *text = NULL;
     close (rfd);
@@ -267,7 +268,7 @@ refresh_locked (void)
 
   if (ranges_path == NULL)
     return 0;
-  if (slurp (&text, &len) == -1)
+  if (slurp (ranges_path, &text, &len) == -1)
     return -1;
   if (len == seen_len && (len == 0 || memcmp (text, seen, len) == 0)) {
     free (text);
@@ -343,23 +344,65 @@ fails (bool write, uint32_t count, uint64_t offset)
   return bad;
 }
 
-/* Append one mended span to the healed file.  Called with lock held. */
+/* Append one mended span of fault f to the healed file: "START LENGTH
+ * LINE", LINE the fault's, so that a restart can mend it again.  Called
+ * with lock held.
+ */
 static void
-record_healed_locked (uint64_t start, uint64_t end)
+record_healed_locked (const struct fault *f, uint64_t start, uint64_t end)
 {
-  char line[64];
+  char *line;
   int n, hfd;
 
   nbdkit_debug ("healed: sectors %" PRIu64 "-%" PRIu64, start, end - 1);
   if (healed_path == NULL)
     return;
-  n = snprintf (line, sizeof line, "%" PRIu64 " %" PRIu64 "\n",
-                start, end - start);
+  n = asprintf (&line, "%" PRIu64 " %" PRIu64 " %s\n", start, end - start,
+                f->line);
+  if (n == -1) {
+    nbdkit_error ("asprintf: %m");
+    return;
+  }
   hfd = open (healed_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (hfd == -1 || write (hfd, line, n) != n)
     nbdkit_error ("%s: %m", healed_path);
   if (hfd >= 0)
     close (hfd);
+  free (line);
+}
+
+/* Cut sectors [a, b) out of what is bad of f, appending what was bad
+ * there to the healed file if record.  Called with lock held.
+ */
+static void
+mend_locked (struct fault *f, uint64_t a, uint64_t b, bool record)
+{
+  struct span *left = malloc ((f->nbad + 1) * sizeof *left);
+  size_t n = 0;
+
+  if (left == NULL) {
+    nbdkit_error ("malloc: %m: sectors %" PRIu64 "-%" PRIu64
+                  " are not marked healed", a, b - 1);
+    return;
+  }
+  for (size_t k = 0; k < f->nbad; k++) {
+    struct span s = f->bad[k];
+
+    if (s.end <= a || b <= s.start) {
+      left[n++] = s;
+      continue;
+    }
+    if (s.start < a)
+      left[n++] = (struct span) { s.start, a };
+    if (b < s.end)
+      left[n++] = (struct span) { b, s.end };
+    if (record)
+      record_healed_locked (f, s.start > a ? s.start : a,
+                            s.end < b ? s.end : b);
+  }
+  free (f->bad);
+  f->bad = left;
+  f->nbad = n;
 }
 
 /* A write to [offset, offset + count) succeeded: the read faults' sectors
@@ -371,36 +414,40 @@ heal (uint32_t count, uint64_t offset)
   ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&lock);
   uint64_t a = (offset + SECTOR - 1) / SECTOR, b = (offset + count) / SECTOR;
 
-  for (size_t i = 0; i < nfaults && a < b; i++) {
-    struct fault *f = &faults[i];
-    struct span *left;
-    size_t n = 0;
+  for (size_t i = 0; i < nfaults && a < b; i++)
+    if (faults[i].mode == BAD_READ)
+      mend_locked (&faults[i], a, b, true);
+}
 
-    if (f->mode != BAD_READ)
-      continue;
-    left = malloc ((f->nbad + 1) * sizeof *left);
-    if (left == NULL) {
-      nbdkit_error ("malloc: %m: sectors %" PRIu64 "-%" PRIu64
-                    " are not marked healed", a, b - 1);
-      continue;
-    }
-    for (size_t k = 0; k < f->nbad; k++) {
-      struct span s = f->bad[k];
+/* At start-up: what the healed file says a server before this one
+ * mended stays mended, as a disk's remapped sectors stay remapped, for
+ * the faults whose lines are still in the ranges file.  Called with lock
+ * held.
+ */
+static int
+replay_healed_locked (void)
+{
+  char *text, *save;
+  size_t len;
 
-      if (s.end <= a || b <= s.start) {
-        left[n++] = s;
-        continue;
-      }
-      if (s.start < a)
-        left[n++] = (struct span) { s.start, a };
-      if (b < s.end)
-        left[n++] = (struct span) { b, s.end };
-      record_healed_locked (s.start > a ? s.start : a, s.end < b ? s.end : b);
-    }
-    free (f->bad);
-    f->bad = left;
-    f->nbad = n;
+  if (healed_path == NULL || slurp (healed_path, &text, &len) == -1)
+    return healed_path == NULL ? 0 : -1;
+  if (text == NULL)
+    return 0;
+  text[len] = '\0';
+  for (char *l = strtok_r (text, "\n", &save); l;
+       l = strtok_r (NULL, "\n", &save)) {
+    uint64_t start, n;
+    int used;
+
+    if (sscanf (l, "%" SCNu64 " %" SCNu64 " %n", &start, &n, &used) < 2)
+      continue;
+    for (size_t i = 0; i < nfaults; i++)
+      if (faults[i].mode == BAD_READ && strcmp (faults[i].line, l + used) == 0)
+        mend_locked (&faults[i], start, start + n, false);
   }
+  free (text);
+  return 0;
 }
 
 static void
@@ -462,7 +509,9 @@ badsector_get_ready (void)
     return -1;
   }
   ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&lock);
-  return refresh_locked ();
+  if (refresh_locked () == -1)
+    return -1;
+  return replay_healed_locked ();
 }
 
 static void *
