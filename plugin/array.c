@@ -325,7 +325,11 @@ read_degraded (struct array *a, void *buf, uint64_t len, uint64_t offset)
   return r;
 }
 
-/* A piece that failed fails its member and is read again degraded. */
+/* A piece that failed is read again degraded, through the stripe cache:
+ * a failure of the member (it went away) fails it first; one of its
+ * medium leaves it as it is, and the cache reconstructs the page and
+ * writes it back (stripe_recover.c).
+ */
 static int
 run_reads (struct read_batch *b)
 {
@@ -336,7 +340,8 @@ run_reads (struct read_batch *b)
   b->n = b->used = 0;
   if (n == 0)
     return 0;
-  if (members_run (&a->ms, b->ios, n, MEMBERS_WHOLE_ARRAY) == -1)
+  if (member_io_run (b->ios, n) == -1 &&
+      members_reads_failed (&a->ms, b->ios, n, MEMBERS_WHOLE_ARRAY) == -1)
     return -1;
   for (size_t i = 0; i < n && r == 0; i++) {
     if (b->ios[i].err)

@@ -268,6 +268,11 @@ struct member {
    */
   uint64_t readd_whole_from;
   _Atomic uint64_t resynced;    /* bytes its rebuild or re-add wrote */
+  /* Pages that could not be read from it (a media error) and were
+   * rewritten from the others and read back right (stripe_recover.c):
+   * md's corrected read errors.
+   */
+  _Atomic uint64_t corrected_reads;
   /* Every request member_io_run ran on it since it was opened (clients',
    * rebuilds', scrubs', metadata's), by member_count.
    */

@@ -29,6 +29,9 @@
  *
  *   error                                   member        request
  *   EOPNOTSUPP on a punch or zero-range     stays         falls back
+ *   a read on the medium, where the caller  stays         the page served
+ *   reconstructs (members_reads_failed:                   from the others
+ *   the stripe cache, array.c's reads)                    and written back
  *   anything else (a flush's EOPNOTSUPP     fails         served from the
  *   included: its writes are not durable)                 others if the
  *                                                         row can be
@@ -219,16 +222,35 @@ members_io_failed (const struct member_io *ios, size_t n)
       members_io_error (ios[i].member, ios[i].op, ios[i].err);
 }
 
-int
-members_batch_failed (struct members *ms, const struct member_io *ios,
-                      size_t n, uint64_t row)
+/* After the policy: 0 if the array (row MEMBERS_WHOLE_ARRAY) or the row
+ * can still be served, else -1 with errno EIO.
+ */
+static int
+row_served (const struct members *ms, uint64_t row)
 {
-  members_io_failed (ios, n);
   if (row == MEMBERS_WHOLE_ARRAY ? members_can_serve (ms)
       : members_row_servable (ms, row))
     return 0;
   errno = EIO;
   return -1;
+}
+
+int
+members_batch_failed (struct members *ms, const struct member_io *ios,
+                      size_t n, uint64_t row)
+{
+  members_io_failed (ios, n);
+  return row_served (ms, row);
+}
+
+int
+members_reads_failed (struct members *ms, const struct member_io *ios,
+                      size_t n, uint64_t row)
+{
+  for (size_t i = 0; i < n; i++)
+    if (ios[i].err && !member_error_is_media (ios[i].op, ios[i].err))
+      members_io_error (ios[i].member, ios[i].op, ios[i].err);
+  return row_served (ms, row);
 }
 
 int

@@ -112,6 +112,14 @@ bool members_tolerate (const struct members *ms, int unreadable);
 #define MEMBERS_WHOLE_ARRAY UINT64_MAX
 int members_batch_failed (struct members *ms, const struct member_io *ios,
                           size_t n, uint64_t row);
+/* The same for a batch of reads whose caller reconstructs what a
+ * member's medium could not give (stripe_recover.c, array.c's direct
+ * reads, which fall back on it): a read that failed on the medium
+ * (member_error_is_media) leaves its member as it is; every other
+ * failure fails its member.
+ */
+int members_reads_failed (struct members *ms, const struct member_io *ios,
+                          size_t n, uint64_t row);
 /* Run the batch, and members_batch_failed if any request failed. */
 int members_run (struct members *ms, struct member_io *ios, size_t n,
                  uint64_t row);

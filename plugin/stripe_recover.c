@@ -17,17 +17,35 @@
  *   two data chunks (RAID-6)   parity_recov_2data
  *   Q, or P and Q (RAID-6)     recompute from the data (parity_gen_syndrome)
  *
- * A read that fails fails its member (the failure policy, member_table.c) and
- * the range is read again with one member fewer, until the row is beyond
- * the level's tolerance (EIO).  Reconstructed pages are marked valid: they
- * say what the member would hold, which a write then keeps true.
+ * A read that fails because the member went away fails it (the failure
+ * policy, member_table.c) and the range is read again with one member
+ * fewer, until the row is beyond the level's tolerance (EIO).  A read
+ * that fails on the member's medium (member_error_is_media: a sector it
+ * cannot read, while it still answers) costs a page, not the member, as
+ * in md: the read is made again page by page to find which pages it
+ * cannot give (struct holes), those pages are reconstructed from the
+ * others like a lost member's, page run by page run (the members lost at
+ * a page are the row's and that page's holes), and then written back to
+ * the member and read back (correct_holes), since a disk remaps a sector
+ * it could not read once it is written.  A page read back as written is
+ * a corrected read error (member.corrected_reads, md's
+ * cnt_corrected_read); one that cannot be written or reads back wrong
+ * fails the member.  A page that more members lose than the level
+ * tolerates cannot be computed: the fill makes the others valid and
+ * fails with EIO, so a read of it fails and never returns stale bytes.
+ * Reconstructed pages are marked valid: they say what the member would
+ * hold, which a write then keeps true.
  */
 
 #include <config.h>
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define NBDKIT_API_VERSION 2
+#include <nbdkit-plugin.h>
 
 #include "stripe_internal.h"
 
@@ -87,6 +105,56 @@ reconstruct (struct stripe_cache *c, struct stripe_head *sh,
       set_valid (c, sh, m, first, end);
 }
 
+/* The pages a fill could not read from members that still answer: a
+ * read that failed on the medium (member_error_is_media), localised to
+ * the page.  members x [first, end) bits, made at the first such error,
+ * so that a fill without one allocates nothing.  They are lost for the
+ * fill like a failed member's pages, page by page, and once computed
+ * from the others they are written back (correct_holes).
+ */
+struct holes {
+  unsigned int first, end;
+  size_t words;                 /* per member */
+  uint64_t *bits;               /* NULL: none */
+  int count;
+};
+
+static bool
+hole (const struct holes *h, int m, unsigned int p)
+{
+  size_t bit;
+
+  if (h == NULL || h->bits == NULL || p < h->first || p >= h->end)
+    return false;
+  bit = p - h->first;
+  return h->bits[m * h->words + bit / 64] & (UINT64_C (1) << (bit % 64));
+}
+
+/* Pages [first, end) of member m are holes; -1 (ENOMEM) if the first
+ * cannot be recorded.
+ */
+static int
+hole_add (const struct stripe_cache *c, struct holes *h, int m,
+          unsigned int first, unsigned int end)
+{
+  if (h->bits == NULL) {
+    h->words = (h->end - h->first + 63) / 64;
+    h->bits = calloc ((size_t) c->g->members * h->words, sizeof *h->bits);
+    if (h->bits == NULL)
+      return -1;
+  }
+  for (unsigned int p = first; p < end; p++) {
+    size_t bit = p - h->first;
+    uint64_t *w = &h->bits[m * h->words + bit / 64];
+
+    if (!(*w & (UINT64_C (1) << (bit % 64)))) {
+      *w |= UINT64_C (1) << (bit % 64);
+      h->count++;
+    }
+  }
+  return 0;
+}
+
 /* The reads that make every readable member's pages [first, end) of sh
  * valid, after view l, into ios (room for members * ((end - first + 1)
  * / 2 + 1): runs of invalid pages); how many.  Member `skip` (or -1) is
@@ -95,8 +163,9 @@ reconstruct (struct stripe_cache *c, struct stripe_head *sh,
  */
 static size_t
 fill_reads (struct stripe_cache *c, struct stripe_head *sh,
-            const struct lost_set *l, unsigned int first, unsigned int end,
-            int skip, struct member_io *ios)
+            const struct lost_set *l, const struct holes *h,
+            unsigned int first, unsigned int end, int skip,
+            struct member_io *ios)
 {
   uint64_t base = geometry_member_offset (c->g, sh->stripe);
   size_t n = 0;
@@ -107,7 +176,7 @@ fill_reads (struct stripe_cache *c, struct stripe_head *sh,
     if (is_lost (l, m) || m == skip)
       continue;
     for (unsigned int p = first; p < end; p++) {
-      if (valid (c, sh, m, p))
+      if (valid (c, sh, m, p) || hole (h, m, p))
         continue;
       if (n && ios[n - 1].member == mb &&
           ios[n - 1].offset + ios[n - 1].len == base + (uint64_t) p * PAGE)
@@ -136,10 +205,191 @@ fill_reads_max (const struct stripe_cache *c, unsigned int first,
  */
 #define FILL_STACK_IOS 256
 
+/* A read of sh's pages that failed on the medium, read again page by
+ * page into ios2 (room for its pages): the pages read are made valid,
+ * those that fail on the medium again become holes, and a failure of
+ * another kind fails the member (which the next pass then finds lost).
+ * -1 (ENOMEM) if a hole cannot be recorded.
+ */
+static int
+localise (struct stripe_cache *c, struct stripe_head *sh,
+          const struct member_io *io, struct member_io *ios2,
+          struct holes *h)
+{
+  size_t at = (uint8_t *) io->buf - sh->buf;
+  int m = at / c->g->chunk;
+  unsigned int first = at % c->g->chunk / PAGE, pages = io->len / PAGE;
+
+  if (pages == 1)
+    return hole_add (c, h, m, first, first + 1);
+  for (unsigned int k = 0; k < pages; k++)
+    ios2[k] = (struct member_io) {
+      .member = io->member, .op = MEMBER_READ,
+      .buf = page_ptr (c, sh, m, first + k), .len = PAGE,
+      .offset = io->offset + (uint64_t) k * PAGE,
+    };
+  member_io_run (ios2, pages);
+  mark_read (c, sh, ios2, pages);
+  for (unsigned int k = 0; k < pages; k++) {
+    if (ios2[k].err == 0)
+      continue;
+    if (!member_error_is_media (ios2[k].op, ios2[k].err)) {
+      members_io_error (ios2[k].member, ios2[k].op, ios2[k].err);
+      return 0;
+    }
+    if (hole_add (c, h, m, first + k, first + k + 1) == -1)
+      return -1;
+  }
+  return 0;
+}
+
+/* The failures of a batch of reads into sh: those on the medium become
+ * holes, page by page (localise); the others fail their members (the
+ * failure policy).  0, or -1 (errno: ENOMEM, or EIO if the row can no
+ * longer be served).
+ */
+static int
+take_read_failures (struct stripe_cache *c, struct stripe_head *sh,
+                    const struct member_io *ios, size_t n, struct holes *h)
+{
+  struct member_io *ios2 = NULL;
+  int r = 0;
+
+  for (size_t k = 0; k < n && r == 0; k++) {
+    if (ios[k].err == 0 || !member_error_is_media (ios[k].op, ios[k].err))
+      continue;
+    if (ios2 == NULL &&
+        (ios2 = malloc (c->pages * sizeof *ios2)) == NULL)
+      return -1;
+    r = localise (c, sh, &ios[k], ios2, h);
+  }
+  free (ios2);
+  if (r == -1)
+    return -1;
+  return members_reads_failed (c->ms, ios, n, sh->stripe);
+}
+
+/* The members lost at page p: those lost at the row, and those with a
+ * hole there.
+ */
+static void
+lost_at (const struct stripe_cache *c, const struct lost_set *row,
+         const struct holes *h, unsigned int p, struct lost_set *out)
+{
+  *out = *row;
+  for (int m = 0; m < c->g->members; m++)
+    if (hole (h, m, p) && !is_lost (out, m)) {
+      out->bits[m / 64] |= UINT64_C (1) << (m % 64);
+      out->n++;
+    }
+}
+
+/* Reconstruct pages [first, end) run by run of pages that lose the same
+ * members.  A run that loses more members than the level tolerates
+ * cannot be computed: it stays invalid, and once the others are done
+ * the fill fails with EIO.
+ */
+static int
+reconstruct_pages (struct stripe_cache *c, struct stripe_head *sh,
+                   const struct lost_set *l, const struct holes *h,
+                   unsigned int first, unsigned int end)
+{
+  bool gone = false;
+
+  if (h->count == 0) {
+    reconstruct (c, sh, l, first, end);
+    return 0;
+  }
+  for (unsigned int p = first, e; p < end; p = e) {
+    struct lost_set lp, le;
+
+    lost_at (c, l, h, p, &lp);
+    for (e = p + 1; e < end; e++) {
+      lost_at (c, l, h, e, &le);
+      if (memcmp (&le, &lp, sizeof le) != 0)
+        break;
+    }
+    if (members_tolerate (c->ms, lp.n))
+      reconstruct (c, sh, &lp, p, e);
+    else
+      gone = true;
+  }
+  if (gone) {
+    errno = EIO;
+    return -1;
+  }
+  return 0;
+}
+
+/* Write the holes that were computed back to their members, and read
+ * them back: a disk remaps a sector it could not read once it is
+ * written, as md's read-error correction relies on (R5_ReadError, then a
+ * rewrite and a re-read).  A page read back as written is corrected
+ * (member.corrected_reads) and its member stays in sync; one that
+ * cannot be written or read back, or reads back wrong, fails its member,
+ * as any other error does.  Needs memory only here, on this rare path.
+ */
+static void
+correct_holes (struct stripe_cache *c, struct stripe_head *sh,
+               const struct holes *h)
+{
+  uint64_t base = geometry_member_offset (c->g, sh->stripe);
+  struct member_io *ios = malloc ((size_t) h->count * sizeof *ios);
+  uint8_t **page = malloc ((size_t) h->count * sizeof *page);
+  uint8_t *back = aligned_alloc (PAGE, (size_t) h->count * PAGE);
+  size_t n = 0, used = 0;
+
+  if (ios == NULL || page == NULL || back == NULL)
+    goto out;                   /* served, not corrected: read again later */
+  for (int m = 0; m < c->g->members; m++)
+    for (unsigned int p = h->first; p < h->end; p++)
+      if (hole (h, m, p) && valid (c, sh, m, p))
+        ios[n++] = (struct member_io) {
+          .member = members_at (c->ms, m), .op = MEMBER_WRITE,
+          .buf = page_ptr (c, sh, m, p), .len = PAGE,
+          .offset = base + (uint64_t) p * PAGE,
+        };
+  if (n == 0)
+    goto out;
+  if (member_io_run (ios, n) == -1)
+    members_io_failed (ios, n);
+  for (size_t k = 0; k < n; k++)
+    if (ios[k].err == 0) {
+      page[used] = ios[k].buf;
+      ios[used] = ios[k];
+      ios[used].op = MEMBER_READ;
+      ios[used].buf = back + used * PAGE;
+      used++;
+    }
+  if (used && member_io_run (ios, used) == -1)
+    members_io_failed (ios, used);
+  for (size_t k = 0; k < used; k++) {
+    if (ios[k].err)
+      continue;
+    if (memcmp (back + k * PAGE, page[k], PAGE) != 0) {
+      member_fail_because (ios[k].member, "a page rewritten after a read "
+                           "error read back different");
+      continue;
+    }
+    atomic_fetch_add_explicit (&ios[k].member->corrected_reads, 1,
+                               memory_order_relaxed);
+    nbdkit_debug ("raid: member %s: the unreadable page at %" PRIu64
+                  " was rewritten from the others", ios[k].member->name,
+                  ios[k].offset);
+  }
+ out:
+  free (ios);
+  free (page);
+  free (back);
+}
+
 /* Make every member's pages [first, end) valid: read what the working
  * members have, and reconstruct the others' pages, both after one view
- * of which members can be read (struct lost_set).  A read error fails
- * that member and tries again with one member fewer.
+ * of which members can be read (struct lost_set).  A read error on the
+ * medium makes the page a hole, reconstructed as a lost member's page
+ * is and written back (correct_holes); any other read error fails that
+ * member and tries again with one member fewer.  Pages that lose more
+ * members than the level tolerates stay invalid: -1 with EIO.
  */
 int
 stripe_fill_rows (struct stripe_cache *c, struct stripe_head *sh,
@@ -147,30 +397,34 @@ stripe_fill_rows (struct stripe_cache *c, struct stripe_head *sh,
 {
   struct member_io stack[FILL_STACK_IOS], *ios = stack;
   size_t max = fill_reads_max (c, first, end);
+  struct holes h = { .first = first, .end = end };
+  struct lost_set l;
   int r = -1;
 
   if (max > FILL_STACK_IOS && (ios = malloc (max * sizeof *ios)) == NULL)
     return -1;
   for (;;) {
-    struct lost_set l;
     size_t n;
 
     lost_set_take (c, sh, &l);
     if (!members_tolerate (c->ms, l.n)) {
       errno = EIO;
-      break;
+      goto out;
     }
-    n = fill_reads (c, sh, &l, first, end, -1, ios);
+    n = fill_reads (c, sh, &l, &h, first, end, -1, ios);
     if (n == 0 || member_io_run (ios, n) == 0) {
       mark_read (c, sh, ios, n);
-      reconstruct (c, sh, &l, first, end);
-      r = 0;
       break;
     }
     mark_read (c, sh, ios, n);
-    if (members_batch_failed (c->ms, ios, n, sh->stripe) == -1)
-      break;
+    if (take_read_failures (c, sh, ios, n, &h) == -1)
+      goto out;
   }
+  r = reconstruct_pages (c, sh, &l, &h, first, end);
+  if (h.count && !member_read_only)
+    correct_holes (c, sh, &h);
+ out:
+  free (h.bits);
   if (ios != stack)
     free (ios);
   return r;
@@ -274,13 +528,26 @@ rebuild_skip (const struct stripe_cache *c, const struct stripe_head *sh,
   return member == sh->map.q_member ? sh->map.p_member : sh->map.q_member;
 }
 
+/* Whether a request of the batch failed on its member's medium. */
+static bool
+media_failed (const struct member_io *ios, size_t n)
+{
+  for (size_t k = 0; k < n; k++)
+    if (ios[k].err && member_error_is_media (ios[k].op, ios[k].err))
+      return true;
+  return false;
+}
+
 /* Rebuild member `member` on the rows of heads sh[0..n), consecutive or
  * not, whose locks the caller holds: every row's reads in one batch (the
  * survivors' chunks of all the rows in flight together), each row
  * reconstructed, then the member's chunks written in one batch.  A read
  * error fails that member and the reads left are tried again with one
  * member fewer (pages read stay valid), as stripe_fill_rows does for one
- * row.
+ * row.  A read that failed on the medium sends every row of the batch
+ * through stripe_fill_rows instead, which reconstructs page by page and
+ * writes the unreadable pages back; a page that cannot be reconstructed
+ * stops the rebuild there (EIO).
  */
 static int
 rebuild_batch (struct stripe_cache *c, struct stripe_head **sh, int n,
@@ -289,6 +556,7 @@ rebuild_batch (struct stripe_cache *c, struct stripe_head **sh, int n,
   size_t per = fill_reads_max (c, 0, c->pages), *at;
   struct member_io *ios = malloc ((size_t) n * per * sizeof *ios);
   struct lost_set *l = malloc ((size_t) n * sizeof *l);
+  bool media = false;
   int r = -1;
 
   at = malloc ((size_t) (n + 1) * sizeof *at);
@@ -306,7 +574,7 @@ rebuild_batch (struct stripe_cache *c, struct stripe_head **sh, int n,
         errno = EIO;
         goto out;
       }
-      at[k + 1] = at[k] + fill_reads (c, sh[k], &l[k], 0, c->pages,
+      at[k + 1] = at[k] + fill_reads (c, sh[k], &l[k], NULL, 0, c->pages,
                                       rebuild_skip (c, sh[k], &l[k], member),
                                       ios + at[k]);
     }
@@ -314,10 +582,21 @@ rebuild_batch (struct stripe_cache *c, struct stripe_head **sh, int n,
       break;
     for (int k = 0; k < n; k++)
       mark_read (c, sh[k], ios + at[k], at[k + 1] - at[k]);
+    if (media_failed (ios, at[n])) {
+      media = true;
+      if (members_reads_failed (c->ms, ios, at[n], sh[0]->stripe) == -1)
+        goto out;
+      break;
+    }
     if (members_batch_failed (c->ms, ios, at[n], sh[0]->stripe) == -1)
       goto out;
   }
   for (int k = 0; k < n; k++) {
+    if (media) {                /* page by page, row by row */
+      if (stripe_fill_rows (c, sh[k], 0, c->pages) == -1)
+        goto out;
+      continue;
+    }
     mark_read (c, sh[k], ios + at[k], at[k + 1] - at[k]);
     reconstruct (c, sh[k], &l[k], 0, c->pages);
   }

@@ -307,8 +307,9 @@ choose_method (struct plan *pl)
 }
 
 /* Read what the chosen method needs.  -1 with errno EIO if a read failed
- * and the array can no longer serve; 1 if a member failed but the array
- * can go on degraded.
+ * and the array can no longer serve; 1 if a read failed but the row can
+ * go on degraded (the member failed, or its medium did: the degraded
+ * path reconstructs that page and writes it back).
  */
 static int
 healthy_reads (struct plan *pl, struct member_io *ios)
@@ -323,7 +324,7 @@ healthy_reads (struct plan *pl, struct member_io *ios)
     return 0;
   }
   mark_read (pl->c, pl->sh, ios, n);
-  if (members_batch_failed (pl->c->ms, ios, n, pl->sh->stripe) == -1)
+  if (members_reads_failed (pl->c->ms, ios, n, pl->sh->stripe) == -1)
     return -1;
   return 1;
 }

@@ -56,6 +56,16 @@
  *            turns between member.h's classes (a medium's EIO, ENODATA,
  *            short transfer; a link's ENOTCONN, ETIMEDOUT, ENODEV): the
  *            same either way, and EIO to the client.
+ *  media     a page a member cannot read (its medium: member_mem's
+ *            unreadable blocks) while it still answers: a read through
+ *            the cache returns the shadow, the member stays in sync, the
+ *            page is written back from the others and reads again
+ *            (corrected_reads counts it); a page that reads back wrong
+ *            after the rewrite fails the member, the read still right; a
+ *            page lost on more members than the level tolerates fails a
+ *            read of it with EIO while the row's other pages read; a
+ *            rebuild gets past a survivor's unreadable page, and stops
+ *            with EIO at a page it cannot reconstruct, failing nobody.
  *  jump      a re-added member's recovery offset jumps past a row (no row
  *            lock: jobs.c) while a degraded read or write of the row is
  *            reading: the request reconstructs what it did not read, and
@@ -1236,6 +1246,149 @@ START_TEST (test_jump)
 }
 END_TEST
 
+/* (6) Media errors. */
+
+/* The member offset of page pg of row s. */
+static uint64_t
+page_offset (struct rig *r, uint64_t s, int pg)
+{
+  return geometry_member_offset (&r->a.g, s) + (uint64_t) pg * PAGE;
+}
+
+static uint64_t
+corrected (struct rig *r, int m)
+{
+  return atomic_load (&r->a.m[m]->corrected_reads);
+}
+
+/* The array range of data chunk page pg of row s held by member m, or
+ * false if m holds parity there.
+ */
+static bool
+data_page_range (struct rig *r, uint64_t s, int m, int pg, uint64_t *off)
+{
+  struct stripe_map map;
+
+  geometry_map_stripe (&r->a.g, s, &map);
+  for (int i = 0; i < r->a.g.data_disks; i++)
+    if (map.data_member[i] == m) {
+      *off = s * r->a.g.stripe_data_bytes + (uint64_t) i * CHUNK
+        + (uint64_t) pg * PAGE;
+      return true;
+    }
+  return false;
+}
+
+START_TEST (test_media)
+{
+  reseed (7);
+  for (size_t k = 0; k < NCONFIGS; k++) {
+    struct rig r;
+    char what[96];
+    int n = configs[k].n, level = configs[k].level;
+    uint64_t s, off;
+    int m, pg;
+
+    rig_init (&r, level, LAYOUT_LEFT_SYMMETRIC, n, 6, 4);
+    fill_array (&r);
+
+    /* Correctable: served, written back, the member stays. */
+    s = rnd_below (r.a.g.stripes);
+    m = rnd_below (n);
+    pg = rnd_below (CHUNK / PAGE);
+    snprintf (what, sizeof what, "RAID-%d of %d, member %d unreadable at "
+              "row %" PRIu64 " page %d", level, n, m, s, pg);
+    mem_member_unreadable (r.a.m[m], page_offset (&r, s, pg), PAGE, true);
+    rig_recache (&r);
+    check_read (&r, 0, r.a.g.array_size, what);
+    ck_assert_msg (member_state (r.a.m[m]) == MEMBER_IN_SYNC,
+                   "%s: the member failed", what);
+    ck_assert_msg (mem_member_readable (r.a.m[m], page_offset (&r, s, pg),
+                                        PAGE), "%s: not rewritten", what);
+    ck_assert_msg (corrected (&r, m) == 1, "%s: %" PRIu64 " corrections "
+                   "counted", what, corrected (&r, m));
+    check_all (&r, what);
+
+    /* Not fixable: the rewrite reads back wrong, the member fails, the
+     * read is still right.
+     */
+    snprintf (what, sizeof what, "RAID-%d of %d, member %d unfixable at "
+              "row %" PRIu64 " page %d", level, n, m, s, pg);
+    mem_member_unreadable (r.a.m[m], page_offset (&r, s, pg), PAGE, false);
+    rig_recache (&r);
+    check_read (&r, s * r.a.g.stripe_data_bytes, r.a.g.stripe_data_bytes,
+                what);
+    ck_assert_msg (member_failed (r.a.m[m]), "%s: the member is not failed",
+                   what);
+    rig_free (&r);
+
+    /* Lost on one member more than the level tolerates, at one page: a
+     * read of it fails, the row's other pages read.
+     */
+    rig_init (&r, level, LAYOUT_LEFT_SYMMETRIC, n, 6, 4);
+    fill_array (&r);
+    s = rnd_below (r.a.g.stripes);
+    pg = rnd_below (CHUNK / PAGE);
+    for (m = 0; m < level - 4; m++)       /* as many as the level takes */
+      set_state (r.a.m[m], MEMBER_FAILED, 0);
+    mem_member_unreadable (r.a.m[m], page_offset (&r, s, pg), PAGE, true);
+    snprintf (what, sizeof what, "RAID-%d of %d, %d failed, member %d "
+              "unreadable at row %" PRIu64 " page %d", level, n, m, m, s, pg);
+    rig_recache (&r);
+    for (int p = 0; p < CHUNK / PAGE; p++)
+      for (int d = 0; d <= m; d++)
+        if (data_page_range (&r, s, d, p, &off)) {
+          uint8_t buf[PAGE];
+
+          if (p != pg) {
+            check_read (&r, off, PAGE, what);
+            continue;
+          }
+          errno = 0;
+          ck_assert_msg (array_read (&r, off, PAGE, buf) == -1 &&
+                         errno == EIO, "%s: a read of a lost page "
+                         "did not fail with EIO", what);
+        }
+    ck_assert_msg (member_state (r.a.m[m]) == MEMBER_IN_SYNC,
+                   "%s: the unreadable member failed", what);
+    rig_free (&r);
+
+    /* A rebuild gets past a survivor's unreadable page (RAID-6: with
+     * nothing else lost; RAID-5 cannot), and stops at one it cannot
+     * reconstruct, failing nobody.
+     */
+    rig_init (&r, level, LAYOUT_LEFT_SYMMETRIC, n, 6, 4);
+    fill_array (&r);
+    s = rnd_below (r.a.g.stripes);
+    pg = rnd_below (CHUNK / PAGE);
+    mem_member_unreadable (r.a.m[1], page_offset (&r, s, pg), PAGE, true);
+    snprintf (what, sizeof what, "RAID-%d of %d, member 0 rebuilt, member 1 "
+              "unreadable at row %" PRIu64 " page %d", level, n, s, pg);
+    if (level == 6) {
+      rebuild_member (&r, 0, false, what);
+      ck_assert_msg (member_state (r.a.m[1]) == MEMBER_IN_SYNC &&
+                     corrected (&r, 1) == 1, "%s: member 1 not corrected",
+                     what);
+    }
+    else {
+      struct stripe_head *sh;
+
+      set_state (r.a.m[0], MEMBER_REBUILDING, 0);
+      rig_recache (&r);
+      sh = stripe_cache_get (r.c, s);
+      errno = 0;
+      ck_assert_msg (stripe_rebuild_rows (r.c, &sh, 1, 0) == -1 &&
+                     errno == EIO, "%s: the rebuild of the row did not "
+                     "fail with EIO", what);
+      stripe_cache_put (r.c, sh);
+      ck_assert_msg (member_state (r.a.m[1]) == MEMBER_IN_SYNC,
+                     "%s: member 1 failed", what);
+    }
+    rig_free (&r);
+  }
+}
+END_TEST
+
 static Suite *
 stripe_suite (void)
 {
@@ -1247,6 +1400,7 @@ stripe_suite (void)
     { "scrub", test_scrub },
     { "faults", test_faults },
     { "jump", test_jump },
+    { "media", test_media },
   };
 
   return check_suite ("stripe", CHECK_CASES (cases), 60);

@@ -16,6 +16,11 @@
  *    chooses: a medium's error or a link's, member.h's Error classes)
  *    and leaves the bytes as they were, like a disk that stopped
  *    answering;
+ *  - unreadable blocks (mem_member_unreadable), as a disk's bad sectors:
+ *    a read that touches one fails with EIO (the medium: member.h's
+ *    member_error_is_media) and reads nothing; a write that covers one
+ *    whole heals it, as a disk remaps a sector when it is written, unless
+ *    it was made unfixable, when the write succeeds and reads still fail;
  *  - a hook run once before a chosen operation's next request, for what
  *    must happen elsewhere while a request is on the wire;
  *  - allocation by 4 KiB block, as a filesystem keeps it: a write
@@ -60,11 +65,36 @@ struct mem_member {
   void (*before[MEM_OPS]) (void *);     /* once, then NULL */
   void *before_arg[MEM_OPS];
   bool *alloc;                  /* per MEM_BLOCK: holds data */
+  uint8_t *bad;                 /* per MEM_BLOCK: enum bad_block */
   bool tells;                   /* data_run answers from alloc */
   uint64_t data_runs;           /* data_run calls ever */
 };
 
 #define MEM_BLOCK 4096
+
+enum bad_block { BLOCK_GOOD, BLOCK_UNREADABLE, BLOCK_UNFIXABLE };
+
+/* Whether a read of [offset, offset + len) touches a bad block. */
+static bool
+touches_bad (const struct mem_member *mm, uint64_t offset, uint64_t len)
+{
+  for (uint64_t b = offset / MEM_BLOCK; b * MEM_BLOCK < offset + len; b++)
+    if (mm->bad[b] != BLOCK_GOOD)
+      return true;
+  return false;
+}
+
+/* A write of [offset, offset + len) remaps the unreadable blocks it covers
+ * whole.
+ */
+static void
+heal_covered (struct mem_member *mm, uint64_t offset, uint64_t len)
+{
+  for (uint64_t b = (offset + MEM_BLOCK - 1) / MEM_BLOCK;
+       (b + 1) * MEM_BLOCK <= offset + len; b++)
+    if (mm->bad[b] == BLOCK_UNREADABLE)
+      mm->bad[b] = BLOCK_GOOD;
+}
 
 static const char *const op_names[MEM_OPS] = {
   "read", "write", "flush", "punch", "zero",
@@ -122,7 +152,11 @@ mem_request (struct member *m, struct member_io *io)
   mm->stats.requests[op]++;
   if (op != MEMBER_FLUSH)
     mm->stats.bytes[op] += io->len;
-  if (mm->fail[op] && mm->seen[op] >= mm->fail_at[op]) {
+  if (op == MEMBER_READ && touches_bad (mm, io->offset, io->len)) {
+    mm->stats.failed[op]++;
+    io->err = EIO;
+  }
+  else if (mm->fail[op] && mm->seen[op] >= mm->fail_at[op]) {
     mm->stats.failed[op]++;
     io->err = mm->fail_err[op];
   }
@@ -133,6 +167,7 @@ mem_request (struct member *m, struct member_io *io)
       break;
     case MEMBER_WRITE:
       memcpy (mm->data + io->offset, io->buf, io->len);
+      heal_covered (mm, io->offset, io->len);
       for (uint64_t b = io->offset / MEM_BLOCK;
            b * MEM_BLOCK < io->offset + io->len; b++)
         mm->alloc[b] = true;
@@ -146,6 +181,7 @@ mem_request (struct member *m, struct member_io *io)
       /* fall through */
     case MEMBER_ZERO:
       memset (mm->data + io->offset, 0, io->len);
+      heal_covered (mm, io->offset, io->len);
       break;
     }
     io->done = op == MEMBER_FLUSH ? 1 : io->len;
@@ -203,6 +239,7 @@ mem_close (struct member *m)
 
   pthread_mutex_destroy (&mm->lock);
   free (mm->alloc);
+  free (mm->bad);
   free (mm->data);
   free (mm);
   free (m->name);
@@ -229,7 +266,8 @@ mem_member_new (const char *name, uint64_t size, uint32_t align)
 
   if (m == NULL || mm == NULL || (m->name = strdup (name)) == NULL ||
       (mm->data = calloc (1, size ? size : 1)) == NULL ||
-      (mm->alloc = calloc (size / MEM_BLOCK + 1, sizeof *mm->alloc)) == NULL) {
+      (mm->alloc = calloc (size / MEM_BLOCK + 1, sizeof *mm->alloc)) == NULL ||
+      (mm->bad = calloc (size / MEM_BLOCK + 1, sizeof *mm->bad)) == NULL) {
     perror ("member_mem");
     abort ();
   }
@@ -268,6 +306,30 @@ void
 mem_member_fail_from (struct member *m, enum member_op op, uint64_t after)
 {
   mem_member_fail_from_errno (m, op, after, EIO);
+}
+
+void
+mem_member_unreadable (struct member *m, uint64_t offset, uint64_t len,
+                       bool fixable)
+{
+  struct mem_member *mm = m->priv;
+
+  pthread_mutex_lock (&mm->lock);
+  for (uint64_t b = offset / MEM_BLOCK; b * MEM_BLOCK < offset + len; b++)
+    mm->bad[b] = fixable ? BLOCK_UNREADABLE : BLOCK_UNFIXABLE;
+  pthread_mutex_unlock (&mm->lock);
+}
+
+bool
+mem_member_readable (struct member *m, uint64_t offset, uint64_t len)
+{
+  struct mem_member *mm = m->priv;
+  bool r;
+
+  pthread_mutex_lock (&mm->lock);
+  r = !touches_bad (mm, offset, len);
+  pthread_mutex_unlock (&mm->lock);
+  return r;
 }
 
 void

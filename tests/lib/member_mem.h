@@ -41,6 +41,15 @@ void mem_member_fail_from_errno (struct member *m, enum member_op op,
                                  uint64_t after, int err);
 void mem_member_heal (struct member *m);
 
+/* The 4 KiB blocks over [offset, offset + len) become unreadable: reads
+ * that touch them fail with EIO, until a write covering one whole remaps
+ * it (fixable), or for good (not fixable: writes succeed, reads still
+ * fail).  mem_member_readable: whether none of [offset, offset + len) is.
+ */
+void mem_member_unreadable (struct member *m, uint64_t offset, uint64_t len,
+                            bool fixable);
+bool mem_member_readable (struct member *m, uint64_t offset, uint64_t len);
+
 /* Once, just before the next request of op on m runs: fn (arg), from the
  * thread that runs it, m's lock not held (so fn may fail members, end
  * writes, ...: what happens elsewhere while a request is on the wire).
