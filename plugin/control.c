@@ -305,9 +305,12 @@ print_member_repair (struct array *a, const struct jobs_status *st, int i,
   }
   else
     fprintf (f, "null");
-  fprintf (f, ",\"owed\":%" PRIu64 ",\"readd\":%s,\"resynced\":%" PRIu64,
+  fprintf (f, ",\"owed\":%" PRIu64 ",\"readd\":%s,\"resynced\":%" PRIu64
+           ",\"corrected_reads\":%" PRIu64,
            st->member[i].owed_rows * a->g.chunk,
-           st->member[i].readd ? "true" : "false", st->member[i].resynced);
+           st->member[i].readd ? "true" : "false", st->member[i].resynced,
+           atomic_load_explicit (&st->member[i].m->corrected_reads,
+                                 memory_order_relaxed));
 }
 
 static const char *const member_count_names[MEMBER_COUNTS] = {

@@ -26,7 +26,8 @@
  *   9. md_identity.c   an md identity's lock (inside member I/O)
  *  10. control.c       clients_lock      alone
  *  11. missed_rows.c   thread_lock; member_nbd.c wake_lock; readd_auto.c
- *                      ra.lock: each alone (a thread's stop and wake)
+ *                      ra.lock: each alone (a thread's stop and wake);
+ *                      member.c read_errors_lock, alone
  *  12. md_badblocks.c  a member's bad-block log: a leaf (requests ask
  *                      it holding a row); nothing is taken and no I/O
  *                      is made under it

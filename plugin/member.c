@@ -7,6 +7,7 @@
 #include <config.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -306,3 +307,30 @@ member_io_run (struct member_io *ios, size_t n)
   }
   return 0;
 }
+
+static _Atomic unsigned int max_read_errors = MEMBER_MAX_READ_ERRORS;
+static pthread_mutex_t read_errors_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void
+member_set_max_read_errors (unsigned int n)
+{
+  max_read_errors = n;
+}
+
+bool
+member_read_error (struct member *m, int64_t now)
+{
+  unsigned int n;
+
+  pthread_mutex_lock (&read_errors_lock);
+  if (m->read_errors) {
+    int64_t hours = (now - m->read_error_ms) / (3600 * 1000);
+
+    m->read_errors = hours >= 32 ? 0 : m->read_errors >> hours;
+  }
+  m->read_error_ms = now;
+  n = ++m->read_errors;
+  pthread_mutex_unlock (&read_errors_lock);
+  return n > max_read_errors;
+}
+

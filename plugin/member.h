@@ -273,6 +273,12 @@ struct member {
    * md's corrected read errors.
    */
   _Atomic uint64_t corrected_reads;
+  /* Read errors on its medium lately (member_read_error), as md counts
+   * them against max_corr_read_errors: halved for every hour since the
+   * last one.  Under member.c's read_errors_lock.
+   */
+  unsigned int read_errors;
+  int64_t read_error_ms;        /* now.h's clock at the last one */
   /* Every request member_io_run ran on it since it was opened (clients',
    * rebuilds', scrubs', metadata's), by member_count.
    */
@@ -353,6 +359,19 @@ void member_fail_because (struct member *m, const char *why);
 /* Whether m's failure has been recorded yet, and if so why and when. */
 bool member_failure (const struct member *m, const char **why,
                      int64_t *when);
+
+/* md's limit on the read errors a member's medium may have lately
+ * (max-read-errors=, default 20, as md's max_corr_read_errors) before
+ * the member is failed rather than corrected.
+ */
+#define MEMBER_MAX_READ_ERRORS 20
+void member_set_max_read_errors (unsigned int n);
+/* A read error on m's medium at now_ms (now.h's clock): counted (the
+ * count halves for every hour since the one before, as md's read_errors
+ * decay), and whether m is now past the limit (the caller then fails
+ * it).
+ */
+bool member_read_error (struct member *m, int64_t now_ms);
 
 /* Give m the identity its new connections are checked against; m owns
  * it from then on (it is freed with m).  Only the first call counts: a

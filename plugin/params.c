@@ -29,6 +29,7 @@ params_init (struct raid_params *p)
   p->array.layout = LAYOUT_LEFT_SYMMETRIC;
   p->array.chunk = 512 * 1024;
   p->array.cache_bytes = DEFAULT_CACHE;
+  p->max_read_errors = -1;
 }
 
 void
@@ -197,6 +198,17 @@ params_set (struct raid_params *p, const char *key, const char *value)
       nbdkit_error ("readd=%s: must be manual or auto", value);
       return -1;
     }
+  }
+  else if (strcmp (key, "max-read-errors") == 0) {
+    char *end;
+    unsigned long n = strtoul (value, &end, 10);
+
+    if (end == value || *end || *value == '-' || n > 1000000) {
+      nbdkit_error ("max-read-errors=%s: must be a whole number from 0 to "
+                    "1000000", value);
+      return -1;
+    }
+    p->max_read_errors = n;
   }
   else if (strcmp (key, "member-timeout") == 0) {
     char *end;

@@ -13,6 +13,7 @@ struct raid_params {
   const char *parity_impl;      /* parity=, or NULL */
   char *control_path;           /* control=, absolute; or NULL */
   int member_timeout_ms;        /* member-timeout=, 0: the default */
+  int max_read_errors;          /* max-read-errors=, -1: the default */
   bool readd_auto;              /* readd=auto */
 };
 
@@ -44,6 +45,8 @@ void params_free (struct raid_params *p);
   "                        the plugin also detects): no resync, no rebuild.\n" \
   "parity=NAME             Force a parity implementation.\n" \
   "member-timeout=SECONDS  Fail an NBD member's requests after this (default 30).\n" \
+  "max-read-errors=N       Read errors a member's medium may have lately (they\n" \
+  "                        are corrected) before it is failed (default 20).\n" \
   "control=PATH            Unix socket for nbdkit-raid-ctl (status, fail,\n" \
   "                        replace, re-add, scrub).\n" \
   "rebuild-rate=SIZE       Cap on rebuild and resync bytes per second\n" \

@@ -186,6 +186,8 @@ raid_config_complete (void)
     return -1;
   if (params.member_timeout_ms)
     member_nbd_set_timeout (params.member_timeout_ms);
+  if (params.max_read_errors >= 0)
+    member_set_max_read_errors (params.max_read_errors);
   /* nbdkit -r says so only to .open, after the resync and the rebuild
    * would have started: read it from the command line (nbdkit_cmdline.c).
    */

@@ -47,6 +47,7 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
+#include "now.h"
 #include "stripe_internal.h"
 
 /* XOR of every member's pages except `target` (data and P only) into
@@ -205,6 +206,27 @@ fill_reads_max (const struct stripe_cache *c, unsigned int first,
  */
 #define FILL_STACK_IOS 256
 
+/* Page p of member m is a hole: one more read error on its medium
+ * (member_read_error).  Past md's limit (max-read-errors=) the member
+ * is failed instead, and the next pass finds it lost.  -1 (ENOMEM) if
+ * the hole cannot be recorded.
+ */
+static int
+read_error (const struct stripe_cache *c, struct holes *h, int m,
+            unsigned int p)
+{
+  struct member *mb = members_at (c->ms, m);
+
+  if (member_failed (mb))
+    return 0;                   /* lost now: the next pass knows */
+  if (member_read_error (mb, now_ms ())) {
+    member_fail_because (mb, "too many read errors on its medium "
+                         "(max-read-errors)");
+    return 0;
+  }
+  return hole_add (c, h, m, p, p + 1);
+}
+
 /* A read of sh's pages that failed on the medium, read again page by
  * page into ios2 (room for its pages): the pages read are made valid,
  * those that fail on the medium again become holes, and a failure of
@@ -221,7 +243,7 @@ localise (struct stripe_cache *c, struct stripe_head *sh,
   unsigned int first = at % c->g->chunk / PAGE, pages = io->len / PAGE;
 
   if (pages == 1)
-    return hole_add (c, h, m, first, first + 1);
+    return read_error (c, h, m, first);
   for (unsigned int k = 0; k < pages; k++)
     ios2[k] = (struct member_io) {
       .member = io->member, .op = MEMBER_READ,
@@ -237,7 +259,7 @@ localise (struct stripe_cache *c, struct stripe_head *sh,
       members_io_error (ios2[k].member, ios2[k].op, ios2[k].err);
       return 0;
     }
-    if (hole_add (c, h, m, first + k, first + k + 1) == -1)
+    if (read_error (c, h, m, first + k) == -1)
       return -1;
   }
   return 0;

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Description: plugin/member.c's member_io_run runs every request of a
  * batch, even when it cannot allocate the list of a large batch;
- * member_error_is_media sorts errors into member.h's classes; and the
- * file backend (plugin/member_file.c) fails a read of a member that
- * shrank under it with the short transfer's errno, through system calls
- * and through the ring.
+ * member_error_is_media sorts errors into member.h's classes; the file
+ * backend (plugin/member_file.c) fails a read of a member that shrank
+ * under it with the short transfer's errno, through system calls and
+ * through the ring; and a member's read errors count against md's limit
+ * and decay by the hour.
  *
  * A batch's requests are grouped by backend and each backend gets its
  * share in one call.  Past 64 requests the list is allocated; if that
@@ -216,6 +217,32 @@ START_TEST (test_file_shrank)
 }
 END_TEST
 
+/* md's read-error limit: past max-read-errors the member is to be
+ * failed; the count halves for every hour since the last error, so that
+ * errors spread over days never add up to it.
+ */
+START_TEST (test_read_errors_decay)
+{
+  static struct member m = { .ops = &fake_ops, .name = (char *) "fake" };
+  const int64_t hour = 3600 * 1000;
+  int64_t t = 1000;
+
+  member_set_max_read_errors (4);
+  for (int k = 1; k <= 4; k++)
+    ck_assert_msg (!member_read_error (&m, t), "error %d of 4 at once", k);
+  ck_assert (member_read_error (&m, t));             /* the 5th: past */
+  /* 5 an hour later: 2, then 3; two hours more: 0, then 1. */
+  ck_assert (!member_read_error (&m, t += hour));
+  ck_assert_uint_eq (m.read_errors, 3);
+  ck_assert (!member_read_error (&m, t += 2 * hour));
+  ck_assert_uint_eq (m.read_errors, 1);
+  /* A day later, nothing is left of it. */
+  ck_assert (!member_read_error (&m, t += 24 * hour));
+  ck_assert_uint_eq (m.read_errors, 1);
+  member_set_max_read_errors (MEMBER_MAX_READ_ERRORS);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -227,6 +254,7 @@ main (void)
 
   tcase_add_test (tc, test_large_batch_one_call);
   tcase_add_test (tc, test_large_batch_without_memory);
+  tcase_add_test (tc, test_read_errors_decay);
   suite_add_tcase (s, tc);
   tcase_add_test (classes, test_error_classes);
   tcase_add_test (classes, test_missing_is_gone);
