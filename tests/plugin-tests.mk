@@ -718,3 +718,8 @@ nbdkit_badsector_plugin_la_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
 nbdkit_badsector_plugin_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
 TESTS += test-badsector-backend.py
 EXTRA_DIST += test-badsector-backend.py
+# Read-error correction through a member server whose sectors fail reads
+# until written: the member stays in sync, the sectors are rewritten.
+TESTS += test-media-read-correct.py
+VALGRIND_TESTS += test-media-read-correct.py
+EXTRA_DIST += test-media-read-correct.py

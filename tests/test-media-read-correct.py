@@ -1,0 +1,93 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""A member's unreadable sectors cost the sectors, not the member (md's
+read-error correction), through a real NBD member server whose listed
+ranges fail reads until written (tests/lib/nbdkit-badsector-plugin.c).
+
+An md array (create=true, resynced, filled: the shadow) of RAID-6 of 6
+and of RAID-5 of 4, member 2 remote with bad sectors; the others local
+files.  12 ranges of 4 KiB, in rows spread over the array, go bad on
+member 2; the whole array is read in 1 MiB requests:
+  - every read returns the shadow's bytes;
+  - member 2 stays in sync;
+  - every bad sector was written again (the server's healed list: 96
+    sectors), and the status counts 12 corrected pages;
+  - a scrub check then finds 0 mismatches, and raidcheck.py, reading the
+    members' bytes, finds every row's parity right.
+Then one range on member 2 that cannot be mended (reads fail, writes
+fail too): the read is still right and member 2 is failed, as before.
+"""
+
+import random
+
+import faults
+import workload as wl
+
+K, M = 1024, 1024 * 1024
+MSIZE, CHUNK, BLOCK = 16 * M, 64 * K, 4 * K
+BAD = 2
+RANGES = 12
+
+
+def array(hz, level):
+    kinds = ["local"] * (6 if level == 6 else 4)
+    kinds[BAD] = "badsector"
+    arr = hz.array(kinds, member_size=MSIZE, level=level, chunk=CHUNK,
+                   data_offset=None, control=True, params=["create=true"])
+    arr.ctl.wait_idle(120)
+    return arr, wl.fill(arr.h, random.Random(level))
+
+
+def read_all(arr, shadow, what):
+    for off in range(0, arr.size, M):
+        n = min(M, arr.size - off)
+        got, err = wl.try_io(arr.h.pread, n, off)
+        assert err is None, "%s: the read at %d failed: %s" % (what, off, err)
+        assert got == shadow[off:off + n], \
+            "%s: the read at %d differs from the shadow" % (what, off)
+
+
+def case(hz, level):
+    what = "RAID-%d" % level
+    arr, shadow = array(hz, level)
+    m = arr.members[BAD]
+    rows = [s for s in range(arr.rows) if BAD in arr.layout_of(s)[2]]
+    rows = [rows[i * len(rows) // RANGES] for i in range(RANGES)]
+    for k, s in enumerate(rows):
+        m.add_bad_range(arr.data_offset + s * arr.chunk + (k % 16) * BLOCK,
+                        BLOCK)
+    read_all(arr, shadow, what)
+    st = arr.ctl.status()
+    state = st["members"][BAD]["state"]
+    assert state == "in_sync", "%s: member %d is %s" % (what, BAD, state)
+    healed = sum(n for _, n in m.healed_ranges()) // 512
+    assert healed == RANGES * BLOCK // 512, \
+        "%s: %d of %d bad sectors written again" % (what, healed,
+                                                    RANGES * BLOCK // 512)
+    corrected = st["members"][BAD]["corrected_reads"]
+    assert corrected == RANGES, \
+        "%s: %d corrected pages counted, not %d" % (what, corrected, RANGES)
+    arr.ctl.ok("scrub check")
+    sc = arr.ctl.wait_idle(120)["scrub"]
+    assert sc["finished"] and sc["mismatch_cnt"] == 0, \
+        "%s: the scrub after: %s" % (what, sc)
+    arr.stop()
+    faults.check_members(arr, [x.path for x in arr.members], shadow, what)
+
+    # Not mendable: the rewrite fails; the member fails, the data does not.
+    arr, shadow = array(hz, level)
+    m = arr.members[BAD]
+    s = next(s for s in range(arr.rows) if BAD in arr.layout_of(s)[2])
+    m.add_bad_range(arr.data_offset + s * arr.chunk, BLOCK, "both")
+    read_all(arr, shadow, what + ", unmendable")
+    state = arr.ctl.status()["members"][BAD]["state"]
+    assert state == "failed", "%s, unmendable: member %d is %s" % (
+        what, BAD, state)
+    arr.stop()
+    faults.log("%s: %d ranges corrected, member %d in sync; an unmendable "
+               "one failed it" % (what, RANGES, BAD))
+
+
+with faults.Test(plugins=["badsector"], filters=["error"]) as hz:
+    for level in (6, 5):
+        case(hz, level)
