@@ -309,10 +309,14 @@ struct read_batch {
 };
 
 /* A piece whose member has failed is read through the stripe cache, which
- * reconstructs it from the other members under the row's lock.
+ * reconstructs it from the other members under the row's lock.  again: its
+ * read failed on the member's medium, and the cache must read it from the
+ * member once more (not serve a copy), to find the pages that need
+ * writing back (stripe_read_again).
  */
 static int
-read_degraded (struct array *a, void *buf, uint64_t len, uint64_t offset)
+read_degraded (struct array *a, void *buf, uint64_t len, uint64_t offset,
+               bool again)
 {
   const uint64_t row = a->g.stripe_data_bytes;
   struct stripe_head *sh = stripe_cache_get (a->cache, offset / row);
@@ -320,7 +324,8 @@ read_degraded (struct array *a, void *buf, uint64_t len, uint64_t offset)
 
   if (sh == NULL)
     return -1;
-  r = stripe_read (a->cache, sh, offset % row, len, buf);
+  r = (again ? stripe_read_again : stripe_read) (a->cache, sh, offset % row,
+                                                 len, buf);
   stripe_cache_put (a->cache, sh);
   return r;
 }
@@ -346,7 +351,8 @@ run_reads (struct read_batch *b)
   for (size_t i = 0; i < n && r == 0; i++) {
     if (b->ios[i].err)
       r = read_degraded (a, b->piece[i].dst, b->piece[i].len,
-                         b->piece[i].where);
+                         b->piece[i].where,
+                         member_error_is_media (b->ios[i].op, b->ios[i].err));
     else if (b->ios[i].buf != b->piece[i].dst)
       memcpy (b->piece[i].dst, (uint8_t *) b->ios[i].buf + b->piece[i].skip,
               b->piece[i].len);
@@ -414,7 +420,7 @@ read_pieces (struct array *a, void *buf, uint64_t count, uint64_t offset)
     }
     m = members_at (&a->ms, map.data_member[loc.chunk]);
     if (!member_readable (m, loc.stripe))
-      r = read_degraded (a, p, len, offset);
+      r = read_degraded (a, p, len, offset, false);
     else
       r = add_read (&b, m, geometry_member_offset (&a->g, loc.stripe) +
                     loc.within, p, len, offset);

@@ -52,6 +52,13 @@ int stripe_write (struct stripe_cache *c, struct stripe_head *sh,
  */
 int stripe_read (struct stripe_cache *c, struct stripe_head *sh,
                  uint64_t offset, uint64_t len, void *buf);
+/* The same, for a range whose read straight from its member failed on
+ * the member's medium: what the cache holds of it is not trusted, so
+ * that the member is read again, and the pages it cannot give are
+ * reconstructed and written back (stripe_recover.c).
+ */
+int stripe_read_again (struct stripe_cache *c, struct stripe_head *sh,
+                       uint64_t offset, uint64_t len, void *buf);
 
 /* Rebuild `member`'s chunks of the rows of heads sh[0..n) (held by the
  * caller) from the other members and write them: all the rows' reads in

@@ -463,15 +463,22 @@ stripe_fill_plan (struct plan *pl)
   return 0;
 }
 
-int
-stripe_read (struct stripe_cache *c, struct stripe_head *sh,
-             uint64_t offset, uint64_t len, void *buf)
+/* stripe_read and stripe_read_again: again, the cached data pages of
+ * the range are forgotten first, so that the fill reads them from their
+ * members.
+ */
+static int
+read_range (struct stripe_cache *c, struct stripe_head *sh, uint64_t offset,
+            uint64_t len, void *buf, bool again)
 {
   struct plan pl = { .c = c, .sh = sh, .offset = offset, .len = len };
 
   if (stripe_head_buffers (c, sh) == -1)
     return -1;
   stripe_plan_make (&pl);
+  for (int i = pl.ifirst; again && i <= pl.ilast; i++)
+    mark_valid (c, sh, sh->map.data_member[i], first_page (&pl, i),
+                end_page (&pl, i), false);
   if (stripe_fill_plan (&pl) == -1)
     return -1;
   for (int i = pl.ifirst; i <= pl.ilast; i++)
@@ -479,6 +486,20 @@ stripe_read (struct stripe_cache *c, struct stripe_head *sh,
             page_ptr (c, sh, sh->map.data_member[i], 0) + pl.ws[i],
             pl.we[i] - pl.ws[i]);
   return 0;
+}
+
+int
+stripe_read (struct stripe_cache *c, struct stripe_head *sh,
+             uint64_t offset, uint64_t len, void *buf)
+{
+  return read_range (c, sh, offset, len, buf, false);
+}
+
+int
+stripe_read_again (struct stripe_cache *c, struct stripe_head *sh,
+                   uint64_t offset, uint64_t len, void *buf)
+{
+  return read_range (c, sh, offset, len, buf, true);
 }
 
 /* Whether the rows of heads sh[0..n) (consecutive) are all zero and so

@@ -60,7 +60,9 @@
  *            unreadable blocks) while it still answers: a read through
  *            the cache returns the shadow, the member stays in sync, the
  *            page is written back from the others and reads again
- *            (corrected_reads counts it); a page that reads back wrong
+ *            (corrected_reads counts it), even one the cache holds when
+ *            read again after a direct read failed (stripe_read_again);
+ *            a page that reads back wrong
  *            after the rewrite fails the member, the read still right; a
  *            page lost on more members than the level tolerates fails a
  *            read of it with EIO while the row's other pages read; a
@@ -1309,6 +1311,37 @@ START_TEST (test_media)
                    "counted", what, corrected (&r, m));
     check_all (&r, what);
 
+    /* A page the cache holds (a write left it valid) whose direct read
+     * failed: stripe_read_again reads it from the member all the same,
+     * and corrects it.
+     */
+    {
+      int d = -1;
+      uint64_t s2 = s, off2 = 0;
+      uint8_t buf[PAGE];
+      struct stripe_head *sh;
+
+      for (uint64_t t = 0; d < 0 && t < r.a.g.stripes; t++)
+        for (int x = 0; x < n && d < 0; x++)
+          if (x != m && data_page_range (&r, t, x, pg, &off2)) {
+            d = x;
+            s2 = t;
+          }
+      rnd_fill (buf, PAGE);
+      ck_assert_int_eq (array_write (&r, off2, PAGE, buf, false), 0);
+      mem_member_unreadable (r.a.m[d], page_offset (&r, s2, pg), PAGE, true);
+      sh = stripe_cache_get (r.c, s2);
+      ck_assert_int_eq (stripe_read_again (r.c, sh,
+                                           off2 % r.a.g.stripe_data_bytes,
+                                           PAGE, buf), 0);
+      stripe_cache_put (r.c, sh);
+      ck_assert_msg (memcmp (buf, r.shadow + off2, PAGE) == 0 &&
+                     corrected (&r, d) == 1 &&
+                     mem_member_readable (r.a.m[d], page_offset (&r, s2, pg),
+                                          PAGE), "%s: a cached page read "
+                     "again was not corrected", what);
+    }
+
     /* Not fixable: the rewrite reads back wrong, the member fails, the
      * read is still right.
      */
@@ -1359,16 +1392,19 @@ START_TEST (test_media)
      */
     rig_init (&r, level, LAYOUT_LEFT_SYMMETRIC, n, 6, 4);
     fill_array (&r);
-    s = rnd_below (r.a.g.stripes);
     pg = rnd_below (CHUNK / PAGE);
+    do                          /* a data page: a RAID-6 rebuild that */
+      s = rnd_below (r.a.g.stripes);    /* lost one member skips a parity */
+    while (!data_page_range (&r, s, 1, pg, &off));
     mem_member_unreadable (r.a.m[1], page_offset (&r, s, pg), PAGE, true);
     snprintf (what, sizeof what, "RAID-%d of %d, member 0 rebuilt, member 1 "
               "unreadable at row %" PRIu64 " page %d", level, n, s, pg);
     if (level == 6) {
       rebuild_member (&r, 0, false, what);
       ck_assert_msg (member_state (r.a.m[1]) == MEMBER_IN_SYNC &&
-                     corrected (&r, 1) == 1, "%s: member 1 not corrected",
-                     what);
+                     corrected (&r, 1) == 1, "%s: member 1 not corrected "
+                     "(state %d, %" PRIu64 " corrections)", what,
+                     member_state (r.a.m[1]), corrected (&r, 1));
     }
     else {
       struct stripe_head *sh;
