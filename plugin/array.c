@@ -59,6 +59,7 @@
 
 #include "array.h"
 #include "md_array.h"
+#include "md_badblocks.h"
 #include "row_record.h"
 
 #define PAGE 4096
@@ -396,6 +397,17 @@ add_read (struct read_batch *b, struct member *m, uint64_t moff,
   return ++b->n == READ_BATCH ? run_reads (b) : 0;
 }
 
+/* Whether m's bad-block log lists any of [offset, offset + len): such a
+ * piece is not read from m but reconstructed (md_badblocks.c).
+ */
+static bool
+listed_bad (struct member *m, uint64_t offset, uint64_t len)
+{
+  return m->bad_blocks && md_badblocks_count (m->bad_blocks) &&
+    md_badblocks_check (m->bad_blocks, offset / 512,
+                        (offset % 512 + len + 511) / 512, NULL) != 0;
+}
+
 static int
 read_pieces (struct array *a, void *buf, uint64_t count, uint64_t offset)
 {
@@ -407,7 +419,7 @@ read_pieces (struct array *a, void *buf, uint64_t count, uint64_t offset)
 
   while (count > 0 && r == 0) {
     struct geometry_location loc;
-    uint64_t len;
+    uint64_t len, moff;
     struct member *m;
 
     geometry_locate (&a->g, offset, &loc);
@@ -419,11 +431,11 @@ read_pieces (struct array *a, void *buf, uint64_t count, uint64_t offset)
       mapped = loc.stripe;
     }
     m = members_at (&a->ms, map.data_member[loc.chunk]);
-    if (!member_readable (m, loc.stripe))
+    moff = geometry_member_offset (&a->g, loc.stripe) + loc.within;
+    if (!member_readable (m, loc.stripe) || listed_bad (m, moff, len))
       r = read_degraded (a, p, len, offset, false);
     else
-      r = add_read (&b, m, geometry_member_offset (&a->g, loc.stripe) +
-                    loc.within, p, len, offset);
+      r = add_read (&b, m, moff, p, len, offset);
     p += len;
     offset += len;
     count -= len;
@@ -545,9 +557,12 @@ discard_row (struct array *a, uint64_t stripe, enum member_op op, bool fua,
         errno = EOPNOTSUPP;
         return -1;
       }
-    if (members_batch_failed (&a->ms, ios, n, MEMBERS_WHOLE_ARRAY) == -1)
-      return -1;
   }
+  /* Zeroed sectors hold the row's bytes again: out of the members'
+   * bad-block logs; one that failed on the medium goes in.
+   */
+  if (members_writes_done (&a->ms, ios, n, MEMBERS_WHOLE_ARRAY) == -1)
+    return -1;
   return fua ? flush_members (a) : 0;
 }
 
@@ -709,6 +724,132 @@ array_after_fork (struct array *a)
   if (row_record_start (a->rows) == -1)
     return -1;
   return md_array_after_fork (a->md);
+}
+
+/* Whether page (row, page p of its chunk) cannot be read from member j:
+ * j cannot be read at the row, or its log lists the page.
+ */
+static bool
+page_unreadable (struct array *a, int j, uint64_t row, unsigned int p)
+{
+  struct member *m = members_at (&a->ms, j);
+
+  return !member_readable (m, row) ||
+    listed_bad (m, geometry_member_offset (&a->g, row) + (uint64_t) p * PAGE,
+                PAGE);
+}
+
+/* Add page p of data chunk i of row to out (merged with the last range,
+ * which is below or next to it); n: ranges so far, counted past max.
+ */
+static size_t
+add_lost (struct array *a, uint64_t row, int i, unsigned int p,
+          struct array_range *out, size_t n, size_t max, uint64_t *bytes)
+{
+  uint64_t off = row * a->g.stripe_data_bytes + (uint64_t) i * a->g.chunk
+    + (uint64_t) p * PAGE;
+
+  *bytes += PAGE;
+  if (n && n <= max && out[n - 1].offset + out[n - 1].len == off) {
+    out[n - 1].len += PAGE;
+    return n;
+  }
+  if (n < max)
+    out[n] = (struct array_range) { .offset = off, .len = PAGE };
+  return n + 1;
+}
+
+static int
+compare_rows (const void *x, const void *y)
+{
+  uint64_t a = *(const uint64_t *) x, b = *(const uint64_t *) y;
+
+  return a < b ? -1 : a > b;
+}
+
+/* The rows of the data area the members' logs list sectors of, sorted,
+ * each once, into a malloc'd array (*n of them); NULL if none or no
+ * memory.
+ */
+static uint64_t *
+listed_rows (struct array *a, size_t *n)
+{
+  struct md_bad_range r[MD_BADBLOCKS_MAX_ENTRIES];
+  uint64_t *rows = NULL;
+  size_t cap = 0;
+
+  *n = 0;
+  for (int j = 0; j < a->ms.n; j++) {
+    struct md_badblocks *bb = members_at (&a->ms, j)->bad_blocks;
+    size_t k;
+
+    if (bb == NULL || md_badblocks_count (bb) == 0)
+      continue;
+    k = md_badblocks_list (bb, r, MD_BADBLOCKS_MAX_ENTRIES);
+    for (size_t e = 0; e < k && e < MD_BADBLOCKS_MAX_ENTRIES; e++) {
+      uint64_t lo = r[e].sector * 512, hi = lo + r[e].sectors * 512;
+
+      if (hi <= a->g.data_offset)
+        continue;
+      lo = lo < a->g.data_offset ? 0 : lo - a->g.data_offset;
+      hi -= a->g.data_offset;
+      for (uint64_t row = lo / a->g.chunk;
+           row * a->g.chunk < hi && row < a->g.stripes; row++) {
+        if (*n == cap) {
+          uint64_t *p = realloc (rows, (cap = cap ? 2 * cap : 64)
+                                 * sizeof *rows);
+
+          if (p == NULL) {
+            free (rows);
+            *n = 0;
+            return NULL;
+          }
+          rows = p;
+        }
+        rows[(*n)++] = row;
+      }
+    }
+  }
+  if (*n)
+    qsort (rows, *n, sizeof *rows, compare_rows);
+  return rows;
+}
+
+size_t
+array_lost (struct array *a, struct array_range *out, size_t max,
+            uint64_t *bytes)
+{
+  MEMBERS_READ_FOR_CURRENT_SCOPE (&a->ms);
+  const uint64_t pages = a->g.chunk / PAGE;
+  size_t n = 0, nrows;
+  uint64_t *rows = listed_rows (a, &nrows);
+
+  *bytes = 0;
+  /* Every page of the rows some log lists, in array order: row by row,
+   * then data chunk by data chunk, then page by page, so that ranges
+   * come out sorted and merge.
+   */
+  for (size_t k = 0; k < nrows; k++) {
+    uint64_t row = rows[k];
+    struct stripe_map map;
+
+    if (k && row == rows[k - 1])
+      continue;
+    geometry_map_stripe (&a->g, row, &map);
+    for (int i = 0; i < a->g.data_disks; i++)
+      for (unsigned int p = 0; p < pages; p++) {
+        int unreadable = 0;
+
+        if (!page_unreadable (a, map.data_member[i], row, p))
+          continue;
+        for (int j = 0; j < a->ms.n; j++)
+          unreadable += page_unreadable (a, j, row, p);
+        if (!members_tolerate (&a->ms, unreadable))
+          n = add_lost (a, row, i, p, out, n, max, bytes);
+      }
+  }
+  free (rows);
+  return n;
 }
 
 static int

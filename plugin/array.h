@@ -133,4 +133,17 @@ struct member *array_open_member (const struct array *a, const char *name);
  */
 const struct io_count *array_counts (const struct array *a);
 
+/* A range of the array's bytes. */
+struct array_range {
+  uint64_t offset, len;
+};
+/* The array's bytes that cannot be read, lost to sectors the members'
+ * bad-block logs list on more members than the level tolerates (a read
+ * there fails with EIO): merged ranges, lowest first, at most max into
+ * out, and how many bytes in all into *bytes; returns how many ranges
+ * there are (which may be more than max).
+ */
+size_t array_lost (struct array *a, struct array_range *out, size_t max,
+                   uint64_t *bytes);
+
 #endif /* RAID_ARRAY_H */

@@ -75,6 +75,7 @@
 #include "control_command.h"
 #include "jobs.h"
 #include "md_array.h"
+#include "md_badblocks.h"
 #include "md_bitmap.h"
 #include "member_table.h"
 #include "now.h"
@@ -313,6 +314,48 @@ print_member_repair (struct array *a, const struct jobs_status *st, int i,
                                  memory_order_relaxed));
 }
 
+/* ,"bad_blocks":{"ranges":N,"sectors":N}: what member m's bad-block log
+ * lists (null: it has none).
+ */
+static void
+print_bad_blocks (const struct member *m, FILE *f)
+{
+  struct md_bad_range r[MD_BADBLOCKS_MAX_ENTRIES];
+  uint64_t sectors = 0;
+  size_t n;
+
+  if (m->bad_blocks == NULL) {
+    fprintf (f, ",\"bad_blocks\":null");
+    return;
+  }
+  n = md_badblocks_list (m->bad_blocks, r, MD_BADBLOCKS_MAX_ENTRIES);
+  for (size_t i = 0; i < n && i < MD_BADBLOCKS_MAX_ENTRIES; i++)
+    sectors += r[i].sectors;
+  fprintf (f, ",\"bad_blocks\":{\"ranges\":%zu,\"sectors\":%" PRIu64 "}",
+           n, sectors);
+}
+
+/* The most lost ranges status lists; "lost_bytes" counts them all. */
+#define LOST_MAX 64
+
+/* ,"lost":[{"offset":N,"length":N},...],"lost_bytes":N: the array's bytes
+ * that cannot be read (array_lost), so that an operator can tell which
+ * files to restore.
+ */
+static void
+print_lost (struct array *a, FILE *f)
+{
+  struct array_range r[LOST_MAX];
+  uint64_t bytes;
+  size_t n = array_lost (a, r, LOST_MAX, &bytes);
+
+  fprintf (f, ",\"lost\":[");
+  for (size_t i = 0; i < n && i < LOST_MAX; i++)
+    fprintf (f, "%s{\"offset\":%" PRIu64 ",\"length\":%" PRIu64 "}",
+             i ? "," : "", r[i].offset, r[i].len);
+  fprintf (f, "],\"lost_ranges\":%zu,\"lost_bytes\":%" PRIu64, n, bytes);
+}
+
 static const char *const member_count_names[MEMBER_COUNTS] = {
   [MEMBER_COUNT_READ] = "read", [MEMBER_COUNT_WRITE] = "write",
   [MEMBER_COUNT_ZERO] = "zero", [MEMBER_COUNT_FLUSH] = "flush",
@@ -365,6 +408,7 @@ print_members (struct array *a, const struct jobs_status *st,
     fprintf (f, ",\"state\":\"%s\",\"recovery_offset\":%" PRIu64,
              state_name (s), rec);
     print_member_repair (a, st, i, f);
+    print_bad_blocks (st->member[i].m, f);
     print_io (f, st->member[i].m->io, member_count_names, MEMBER_COUNTS);
     fprintf (f, "}");
   }
@@ -454,6 +498,7 @@ status_json (struct array *a, struct jobs *js, FILE *f)
   print_rebuild (a, &st, total, f);
   print_scrub (a, &st, total, f);
   print_bitmap (a, f);
+  print_lost (a, f);
   print_io (f, array_counts (a), array_count_names, ARRAY_COUNTS);
   fprintf (f, "}\n");
 }

@@ -922,7 +922,9 @@ take_member_read (struct jobs *js, int i, const char *name,
     *why = msg;
     return -1;
   }
-  if (admission_check (a, i, m, name, how, msg, sizeof msg) == -1) {
+  if (admission_check (a, i, m, name, how, msg, sizeof msg) == -1 ||
+      md_array_give_log (a->md, i, m, how == ADMISSION_READD, msg,
+                         sizeof msg) == -1) {
     *why = msg;
     member_close (m);
     return -1;

@@ -59,6 +59,10 @@
 #include "member_table.h"
 #include "md_super.h"
 
+/* Whether the superblocks say less than is so: a member of a role, or its
+ * state, is not what the last update wrote, or a working member's
+ * bad-block log changed since (md_bblog.c).
+ */
 static bool
 states_changed (struct md_array *md)
 {
@@ -66,7 +70,7 @@ states_changed (struct md_array *md)
     if (md->written_as[i] != members_at (md->ms, i)->serial ||
         md->states[i] != member_state (members_at (md->ms, i)))
       return true;
-  return false;
+  return md_bblog_changed (md);
 }
 
 /* The event count of the next update.  Like md, an update that only
@@ -272,6 +276,7 @@ write_all (struct md_array *md, bool clean)
   for (int i = 0; i < md->ms->n; i++) {
     struct member *m = members_at (md->ms, i);
     enum member_state st = member_state (m);
+    uint64_t gen;
 
     if (replaced (md, i))
       continue;
@@ -313,10 +318,15 @@ write_all (struct md_array *md, bool clean)
       }
       md->wipe[i] = 0;
     }
-    if (md_identity_write_super (m, &sb) == -1) {
+    sb.cnt_corrected_read = md->corrected_base[i] +
+      atomic_load_explicit (&m->corrected_reads, memory_order_relaxed) * 8;
+    if (md_bblog_write (md, i, m, &sb, &gen) == -1 ||
+        md_identity_write_super (m, &sb) == -1) {
       members_io_error (m, MEMBER_WRITE, errno ? errno : EIO);
       r = -1;
+      continue;
     }
+    md_bblog_written (md, i, m, gen);
   }
   md->clean = md->written_clean = clean;
   /* A member that failed now may hold the count before this one, which

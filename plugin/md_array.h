@@ -87,6 +87,14 @@ void md_array_close (struct md_array *md);
 int md_array_readd_check (struct md_array *md, int i, struct member *m,
                           uint64_t floor, uint64_t *whole_from, char *msg,
                           size_t len);
+/* m is about to take failed role i (jobs.c, before it is published): its
+ * bad-block log, as md gives one (md_bblog.c): a re-added disk's own,
+ * read where its superblock says, a replacement an empty one in the
+ * array's place; none where the array keeps none.  0, or -1 with why in
+ * msg (its log cannot be read, or md could not have written it).
+ */
+int md_array_give_log (struct md_array *md, int i, struct member *m,
+                       bool readd, char *msg, size_t len);
 /* Whether role i's member was given at start-up with a stale
  * superblock: it is in its role, failed, and may be re-added.
  */

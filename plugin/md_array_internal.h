@@ -34,6 +34,7 @@
 #include "array_config.h"
 #include "geometry.h"
 #include "md_array.h"
+#include "md_badblocks.h"
 #include "md_super.h"
 #include "member_table.h"
 
@@ -75,6 +76,19 @@ struct md_array {
    * published.
    */
   bool stale_at_assembly[GEOMETRY_MAX_MEMBERS];
+  /* Role i's bad-block log (md_bblog.c): where its member's superblock
+   * says it is (none: no log), whether that superblock said it holds
+   * entries (0x8, assembly only), the set's generation last written to
+   * it and the member it was written to (a new member's log has not been
+   * written yet), and md's count of the sectors corrected on it before
+   * this start (cnt_corrected_read).  The places under lock; written
+   * generations are atomics, read by md_bblog_changed without it.
+   */
+  struct md_badblocks_place bblog[GEOMETRY_MAX_MEMBERS];
+  bool bblog_entries[GEOMETRY_MAX_MEMBERS];
+  _Atomic uint64_t bblog_written[GEOMETRY_MAX_MEMBERS];
+  _Atomic uint64_t bblog_written_serial[GEOMETRY_MAX_MEMBERS];
+  uint32_t corrected_base[GEOMETRY_MAX_MEMBERS];
   _Atomic bool clean;           /* as the superblocks say; written under
                                    lock, read without it */
   bool written_clean;           /* what the last update wrote */
@@ -84,6 +98,7 @@ struct md_array {
   _Atomic uint64_t resync_done; /* no bitmap: rows below are resynced */
   uint64_t checkpoint;          /* resync_offset an active update writes */
   struct md_bitmap *bitmap;     /* NULL: the array has none */
+  uint64_t bitmap_sectors;      /* its area on each member (0: none) */
   _Atomic uint64_t writes;      /* in flight */
   /* Whether superblocks may be written at all: not with create=true
    * before the serving process starts (create_pending: see
@@ -100,6 +115,23 @@ struct md_array {
 void md_identity_expect (struct member *m, const struct md_super *sb,
                          bool written);
 int md_identity_write_super (struct member *m, const struct md_super *sb);
+
+/* md_bblog.c: every member's bad-block log read at assembly (after the
+ * bitmap is loaded: a log must not lie over it), 0 or -1 after
+ * nbdkit_error naming the member; and at an update, role i's log written
+ * (if it changed) before its superblock sb, whose log fields it sets
+ * (-1, errno: the write failed), then acknowledged once sb is on disk
+ * (generation: the set's generation now on the member, which
+ * md_bblog_write says);
+ * md_bblog_changed: whether some working member's log changed since it
+ * was written (lock-free, for states_changed).
+ */
+int md_bblog_load (struct md_array *md);
+int md_bblog_write (struct md_array *md, int i, struct member *m,
+                    struct md_super *sb, uint64_t *generation);
+void md_bblog_written (struct md_array *md, int i, struct member *m,
+                       uint64_t generation);
+bool md_bblog_changed (struct md_array *md);
 
 /* md_admit.c: why member m cannot hold what superblock sb describes (its
  * data, and for v1.0 the bitmap and the superblock after the data), or

@@ -31,8 +31,8 @@
  * md_create_check_members, and done; pick_reference; check_one_array;
  * check_geometry; take_geometry; order_members (place_member for each
  * member, then place_stale for the kept stale ones, fill_missing_roles,
- * then the table is rearranged); take_clean; load_bitmap; plan_resync;
- * init_serving.  Each says why it fails; order_members changes nothing
+ * then the table is rearranged); take_clean; load_bitmap; md_bblog_load
+ * (every member's bad-block log: md_bblog.c); plan_resync; init_serving.  Each says why it fails; order_members changes nothing
  * in the member table unless it succeeds.  In sbs[], role is the
  * member's role by its own superblock (-1: none), -2 for a member that is
  * missing or could not be read (failed), -3 for one without a
@@ -241,8 +241,9 @@ struct order {
   int naside, nkept;
 };
 
-/* Member i takes role r: its dev_number, data_size and device UUID
- * become the role's.
+/* Member i takes role r: its dev_number, data_size, device UUID, bad-block
+ * log (read by md_bblog_load) and count of corrected sectors become the
+ * role's.
  */
 static void
 take_role (struct order *o, int r, int i)
@@ -254,6 +255,11 @@ take_role (struct order *o, int r, int i)
   o->md->dev_number[r] = s->dev_number;
   o->md->data_size[r] = s->data_size;
   memcpy (o->md->device_uuid[r], s->device_uuid, 16);
+  o->md->bblog[r] = (struct md_badblocks_place) {
+    .offset = s->bblog_offset, .sectors = s->bblog_size,
+  };
+  o->md->bblog_entries[r] = s->feature_map & MD_FEATURE_BAD_BLOCKS;
+  o->md->corrected_base[r] = s->cnt_corrected_read;
 }
 
 /* Member m (disk `name`) was being rebuilt: rows below its recovery
@@ -542,6 +548,12 @@ load_bitmap (struct members *ms, struct md_array *md,
       nbdkit_error ("raid: md write-intent bitmap: %s", why);
     return -1;
   }
+  {
+    struct md_bitmap_stats st;
+
+    md_bitmap_stats (md->bitmap, &st);
+    md->bitmap_sectors = md_bitmap_area_bytes (st.bits) / 512;
+  }
   return 0;
 }
 
@@ -801,7 +813,8 @@ md_array_assemble (struct members *ms, struct array_config *cfg,
     goto out;
   *member_bytes = ref->data_offset + ref->size;
   if (take_clean (ms, cfg, md, ref) == -1 ||
-      load_bitmap (ms, md, ref) == -1)
+      load_bitmap (ms, md, ref) == -1 ||
+      md_bblog_load (md) == -1)
     goto out;
   plan_resync (md, cfg, ref);
   init_serving (ms, cfg, md);

@@ -149,7 +149,8 @@ struct md_badblocks {
   pthread_mutex_t lock;         /* lock.h: 12; what follows */
   _Atomic size_t n;             /* ranges; also read without the lock */
   uint64_t entries;             /* log entries the ranges take */
-  uint64_t generation;          /* bumped by every change */
+  _Atomic uint64_t generation;  /* bumped by every change (under the
+                                   lock); read without it */
   struct range r[MD_BADBLOCKS_MAX_ENTRIES];
 };
 
@@ -389,6 +390,12 @@ md_badblocks_encode (struct md_badblocks *bb, uint8_t *log,
   if (generation)
     *generation = bb->generation;
   return k;
+}
+
+uint64_t
+md_badblocks_generation (struct md_badblocks *bb)
+{
+  return atomic_load_explicit (&bb->generation, memory_order_acquire);
 }
 
 void

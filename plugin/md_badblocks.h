@@ -114,6 +114,13 @@ struct md_badblocks *md_badblocks_decode (const uint8_t *log,
 size_t md_badblocks_encode (struct md_badblocks *bb, uint8_t *log,
                             uint64_t *generation);
 
+/* The set's generation now: bumped by every change (add, clear), so that
+ * a writer of the log can tell whether it changed since it wrote
+ * generation g.  Reads an atomic: takes no lock (a request's hot path
+ * may ask).
+ */
+uint64_t md_badblocks_generation (struct md_badblocks *bb);
+
 /* The log encoded at `generation` is on disk: every range added up to it
  * is acknowledged.
  */

@@ -208,7 +208,47 @@ create_bitmap (struct md_array *md, const struct array_config *cfg)
   }
   sb->feature_map |= MD_FEATURE_BITMAP;
   sb->bitmap_offset = place.bitmap_offset;
+  md->bitmap_sectors = md_bitmap_area_bytes (md_bitmap_bits (sb->size,
+                                                             chunk)) / 512;
   nbdkit_debug ("raid: bitmap: %" PRIu64 " bytes per bit", chunk);
+  return 0;
+}
+
+/* A bad-block log for every member where mdadm --create reserves one
+ * (md_badblocks_create_place): on v1.1 and v1.2, 8 sectors after the
+ * bitmap's room.  Not on v1.0, where mdadm puts it right before the
+ * superblock and the bitmap before it, while this plugin's v1.0 bitmap
+ * lies right before the superblock: its members have none, and md fails
+ * a member of such an array where it would record a bad block, as it
+ * does on any member without a log.  -1 (ENOMEM) after nbdkit_error.
+ */
+static int
+create_bblogs (struct md_array *md)
+{
+  struct md_super *sb = &md->sb;
+  struct md_badblocks_place place;
+
+  if (sb->minor == 0)
+    return 0;
+  place = md_badblocks_create_place (sb->minor,
+                                     md_super_location (sb->minor,
+                                                        UINT64_MAX) / 512,
+                                     sb->data_offset / 512, sb->size / 512,
+                                     md->bitmap_sectors);
+  if (md_badblocks_place_none (&place))
+    return 0;
+  sb->bblog_offset = place.offset;
+  sb->bblog_size = place.sectors;
+  for (int i = 0; i < md->ms->n; i++) {
+    struct member *m = members_at (md->ms, i);
+
+    md->bblog[i] = place;
+    if ((m->bad_blocks = md_badblocks_new (place.sectors,
+                                           m->size / 512)) == NULL) {
+      nbdkit_error ("create=true: bad-block log: %m");
+      return -1;
+    }
+  }
   return 0;
 }
 
@@ -254,5 +294,5 @@ md_array_create (struct members *ms, const struct geometry *g,
   *mdp = md;
   if (!cfg->no_bitmap && create_bitmap (md, cfg) == -1)
     return -1;
-  return 0;
+  return create_bblogs (md);
 }

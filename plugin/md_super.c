@@ -67,10 +67,14 @@
  * the other places (md_super_wipe_others), as mdadm --create does.
  *
  * Only the features this plugin implements are accepted (an allow-list:
- * the write-intent bitmap, a member's recovery offset, and that recovery
- * being a re-add from the bitmap, which md marks 0x80); every other
- * bit is refused, not ignored: a reshape in progress, a journal, PPL,
- * bad-block log entries, clustering, and any bit md may define later.
+ * the write-intent bitmap, a member's recovery offset, that recovery
+ * being a re-add from the bitmap, which md marks 0x80, and entries in
+ * the member's bad-block log, 0x8: md_badblocks.c); every other bit is
+ * refused, not ignored: a reshape in progress, a journal, PPL,
+ * clustering, and any bit md may define later.  Entries (0x8) must be
+ * in a log md reads (super_1_load): with no log, a log over 8 sectors or
+ * a shift other than 0 the superblock is bad; without 0x8 the log's
+ * fields are only kept.
  * Fields that no real member can hold (a dev_number without a slot in
  * dev_roles, an event count near 2^64, data over the superblock, a bitmap
  * outside the room between the data and the superblock, sizes beyond 4
@@ -90,6 +94,7 @@
 #include <string.h>
 
 #include "le.h"
+#include "md_badblocks.h"
 #include "md_super.h"
 
 #define MD_MAGIC 0xa92b4efc
@@ -125,7 +130,7 @@ checksum (const uint8_t *buf, uint32_t max_dev)
  * allow-list, so that a bit md adds later is never silently ignored).
  */
 #define FEATURES_IMPLEMENTED (FEATURE_BITMAP | FEATURE_RECOVERY_OFFSET | \
-                              FEATURE_RECOVERY_BITMAP)
+                              FEATURE_BAD_BLOCKS | FEATURE_RECOVERY_BITMAP)
 
 static const char *
 unsupported (uint32_t features)
@@ -138,8 +143,6 @@ unsupported (uint32_t features)
     return "the array has a write journal, which is not supported";
   if (features & (FEATURE_PPL | FEATURE_MULTIPLE_PPLS))
     return "the array uses a partial parity log (PPL), which is not supported";
-  if (features & FEATURE_BAD_BLOCKS)
-    return "the member has bad-block log entries, which are not supported";
   if (features & FEATURE_CLUSTERED)
     return "clustered md arrays are not supported";
   if (features & FEATURE_REPLACEMENT)
@@ -207,6 +210,15 @@ impossible_fields (const uint8_t *buf, uint32_t max_dev, uint32_t features)
         : end > (uint64_t) sb)
       return "md superblock whose data_offset and size put the data over "
         "the superblock: bad superblock";
+    if ((features & FEATURE_BAD_BLOCKS) &&
+        (get32 (buf + 188) == 0 || get16 (buf + 186) == 0))
+      return "md superblock that says its member has bad blocks but no "
+        "bad-block log (bblog_offset or bblog_size 0): bad superblock";
+    if ((features & FEATURE_BAD_BLOCKS) &&
+        (get16 (buf + 186) > MD_BADBLOCKS_MAX_LOG_SECTORS || buf[185] != 0))
+      return "md superblock with a bad-block log md does not read (over 8 "
+        "sectors, or entries with a bblog_shift other than 0): bad "
+        "superblock";
     if (features & FEATURE_BITMAP) {
       /* The internal bitmap's first 4 KiB (its own superblock) at least
        * must fit between the superblock and the data: after the one

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "md_badblocks.h"
 #include "member.h"
 
 #define NBDKIT_API_VERSION 2
@@ -195,6 +196,7 @@ member_close (struct member *m)
   if (id)
     id->free (id);
   free (m->open_name);
+  md_badblocks_free (m->bad_blocks);
   m->ops->close (m);
 }
 

@@ -140,6 +140,7 @@ enum member_count {
   MEMBER_COUNTS,
 };
 
+struct md_badblocks;
 struct member;
 
 struct member_io {
@@ -273,6 +274,14 @@ struct member {
    * md's corrected read errors.
    */
   _Atomic uint64_t corrected_reads;
+  /* md's bad-block log of this member (md_badblocks.c): the sectors it
+   * cannot give, which reads reconstruct instead and a write that
+   * succeeds there clears; NULL where it has none (raw arrays, members
+   * without a log), and then a sector it cannot give or take fails it.
+   * Given by md (assembly, create, a replacement's install) before the
+   * member is published, never changed after; freed with the member.
+   */
+  struct md_badblocks *bad_blocks;
   /* Read errors on its medium lately (member_read_error), as md counts
    * them against max_corr_read_errors: halved for every hour since the
    * last one.  Under member.c's read_errors_lock.

@@ -92,6 +92,7 @@
 #include <config.h>
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +102,7 @@
 #include <nbdkit-plugin.h>
 
 #include "lock.h"
+#include "md_badblocks.h"
 #include "member_table.h"
 
 void
@@ -251,6 +253,58 @@ members_reads_failed (struct members *ms, const struct member_io *ios,
     if (ios[i].err && !member_error_is_media (ios[i].op, ios[i].err))
       members_io_error (ios[i].member, ios[i].op, ios[i].err);
   return row_served (ms, row);
+}
+
+bool
+members_record_bad (struct member *m, uint64_t offset, uint64_t len)
+{
+  const char *why = "the member has no bad-block log";
+
+  if (m->bad_blocks &&
+      md_badblocks_add (m->bad_blocks, offset / 512,
+                        (offset % 512 + len + 511) / 512, &why) == 0) {
+    nbdkit_debug ("raid: member %s: bytes [%" PRIu64 ", +%" PRIu64 ") "
+                  "recorded in its bad-block log", m->name, offset, len);
+    return true;
+  }
+  nbdkit_debug ("raid: member %s: bytes [%" PRIu64 ", +%" PRIu64 ") "
+                "cannot be recorded as bad: %s", m->name, offset, len, why);
+  return false;
+}
+
+int
+members_writes_done (struct members *ms, const struct member_io *ios,
+                     size_t n, uint64_t row)
+{
+  for (size_t i = 0; i < n; i++) {
+    struct member *m = ios[i].member;
+
+    if (ios[i].err == 0) {
+      /* Written: a sector the log listed holds the array's bytes again
+       * (md clears it when a write there succeeds).  A clear that needs
+       * an entry the log lacks leaves the range bad: the safe way.
+       */
+      const char *why;
+
+      if (m->bad_blocks && md_badblocks_count (m->bad_blocks) &&
+          ios[i].op != MEMBER_FLUSH)
+        md_badblocks_clear (m->bad_blocks, ios[i].offset / 512,
+                            ios[i].len / 512, &why);
+    }
+    else if (!(member_error_is_media (ios[i].op, ios[i].err) &&
+               ios[i].op != MEMBER_READ &&
+               members_record_bad (m, ios[i].offset, ios[i].len)))
+      members_io_error (m, ios[i].op, ios[i].err);
+  }
+  return row_served (ms, row);
+}
+
+int
+members_run_writes (struct members *ms, struct member_io *ios, size_t n,
+                    uint64_t row)
+{
+  member_io_run (ios, n);
+  return members_writes_done (ms, ios, n, row);
 }
 
 int

@@ -120,6 +120,26 @@ int members_batch_failed (struct members *ms, const struct member_io *ios,
  */
 int members_reads_failed (struct members *ms, const struct member_io *ios,
                           size_t n, uint64_t row);
+/* Record bytes [offset, offset + len) of m as bad in its bad-block log
+ * (md_badblocks.c: a sector it cannot give or take, kept out of reads
+ * from then on), as md does rather than fail the member.  false if m
+ * has no log or it is full: the caller then fails m.
+ */
+bool members_record_bad (struct member *m, uint64_t offset, uint64_t len);
+/* A batch of writes (or zeroes, punches) whose results are in: each that
+ * succeeded clears what it covered from its member's bad-block log (md
+ * clears a sector a write succeeded on); each that failed on the medium
+ * is recorded there instead of failing its member, where the log can
+ * hold it; any other failure fails its member.  Then whether the row
+ * (or, MEMBERS_WHOLE_ARRAY, the array) can still serve: 0, or -1 (EIO).
+ * members_run_writes runs the batch first.  What is recorded is on disk
+ * before the write is acknowledged: md's update at the write's end
+ * writes a changed log (md_bblog.c).
+ */
+int members_writes_done (struct members *ms, const struct member_io *ios,
+                         size_t n, uint64_t row);
+int members_run_writes (struct members *ms, struct member_io *ios, size_t n,
+                        uint64_t row);
 /* Run the batch, and members_batch_failed if any request failed. */
 int members_run (struct members *ms, struct member_io *ios, size_t n,
                  uint64_t row);

@@ -268,6 +268,15 @@ void stripe_plan_make (struct plan *pl);
  */
 int stripe_fill_rows (struct stripe_cache *c, struct stripe_head *sh,
                       unsigned int first, unsigned int end);
+/* The same for a job that must get past pages it cannot reconstruct (a
+ * rebuild, a scrub): such pages stay invalid and are recorded in the
+ * bad-block logs of the members that hold them (member_table.c's
+ * members_record_bad), and *lost_pages counts them; -1 with EIO only
+ * where a log cannot record one.
+ */
+int stripe_fill_rows_lossy (struct stripe_cache *c, struct stripe_head *sh,
+                            unsigned int first, unsigned int end,
+                            uint64_t *lost_pages);
 /* Every page the plan's segments cover, on every member, made valid. */
 int stripe_fill_plan (struct plan *pl);
 

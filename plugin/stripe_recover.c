@@ -47,6 +47,7 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
+#include "md_badblocks.h"
 #include "now.h"
 #include "stripe_internal.h"
 
@@ -152,6 +153,41 @@ hole_add (const struct stripe_cache *c, struct holes *h, int m,
       *w |= UINT64_C (1) << (bit % 64);
       h->count++;
     }
+  }
+  return 0;
+}
+
+/* Whether member m's bad-block log lists page p of sh's row: md keeps
+ * such sectors out of reads (they are reconstructed) and out of the
+ * read-error correction, until a write there succeeds.
+ */
+static bool
+recorded (const struct stripe_cache *c, const struct stripe_head *sh, int m,
+          unsigned int p)
+{
+  struct md_badblocks *bb = members_at (c->ms, m)->bad_blocks;
+  uint64_t at = geometry_member_offset (c->g, sh->stripe)
+    + (uint64_t) p * PAGE;
+
+  return bb && md_badblocks_count (bb) &&
+    md_badblocks_check (bb, at / 512, PAGE / 512, NULL) != 0;
+}
+
+/* The pages of [h->first, h->end) that readable members' logs list
+ * become holes before anything is read.  -1 (ENOMEM).
+ */
+static int
+recorded_holes (struct stripe_cache *c, struct stripe_head *sh,
+                const struct lost_set *l, struct holes *h)
+{
+  for (int m = 0; m < c->g->members; m++) {
+    struct md_badblocks *bb = members_at (c->ms, m)->bad_blocks;
+
+    if (is_lost (l, m) || bb == NULL || md_badblocks_count (bb) == 0)
+      continue;
+    for (unsigned int p = h->first; p < h->end; p++)
+      if (recorded (c, sh, m, p) && hole_add (c, h, m, p, p + 1) == -1)
+        return -1;
   }
   return 0;
 }
@@ -309,12 +345,13 @@ lost_at (const struct stripe_cache *c, const struct lost_set *row,
 /* Reconstruct pages [first, end) run by run of pages that lose the same
  * members.  A run that loses more members than the level tolerates
  * cannot be computed: it stays invalid, and once the others are done
- * the fill fails with EIO.
+ * the fill fails with EIO, or, with `lost` (a rebuild's, a scrub's),
+ * the pages it lost on each member go there and the fill succeeds.
  */
 static int
 reconstruct_pages (struct stripe_cache *c, struct stripe_head *sh,
                    const struct lost_set *l, const struct holes *h,
-                   unsigned int first, unsigned int end)
+                   unsigned int first, unsigned int end, struct holes *lost)
 {
   bool gone = false;
 
@@ -333,8 +370,12 @@ reconstruct_pages (struct stripe_cache *c, struct stripe_head *sh,
     }
     if (members_tolerate (c->ms, lp.n))
       reconstruct (c, sh, &lp, p, e);
-    else
+    else if (lost == NULL)
       gone = true;
+    else
+      for (int m = 0; m < c->g->members; m++)
+        if (is_lost (&lp, m) && hole_add (c, lost, m, p, e) == -1)
+          return -1;
   }
   if (gone) {
     errno = EIO;
@@ -365,7 +406,7 @@ correct_holes (struct stripe_cache *c, struct stripe_head *sh,
     goto out;                   /* served, not corrected: read again later */
   for (int m = 0; m < c->g->members; m++)
     for (unsigned int p = h->first; p < h->end; p++)
-      if (hole (h, m, p) && valid (c, sh, m, p))
+      if (hole (h, m, p) && valid (c, sh, m, p) && !recorded (c, sh, m, p))
         ios[n++] = (struct member_io) {
           .member = members_at (c->ms, m), .op = MEMBER_WRITE,
           .buf = page_ptr (c, sh, m, p), .len = PAGE,
@@ -373,8 +414,11 @@ correct_holes (struct stripe_cache *c, struct stripe_head *sh,
         };
   if (n == 0)
     goto out;
-  if (member_io_run (ios, n) == -1)
-    members_io_failed (ios, n);
+  /* A write that fails on the medium is recorded in the member's log
+   * (or fails it): members_writes_done.
+   */
+  member_io_run (ios, n);
+  members_writes_done (c->ms, ios, n, MEMBERS_WHOLE_ARRAY);
   for (size_t k = 0; k < n; k++)
     if (ios[k].err == 0) {
       page[used] = ios[k].buf;
@@ -383,21 +427,25 @@ correct_holes (struct stripe_cache *c, struct stripe_head *sh,
       ios[used].buf = back + used * PAGE;
       used++;
     }
-  if (used && member_io_run (ios, used) == -1)
-    members_io_failed (ios, used);
+  if (used)
+    member_io_run (ios, used);
   for (size_t k = 0; k < used; k++) {
-    if (ios[k].err)
-      continue;
-    if (memcmp (back + k * PAGE, page[k], PAGE) != 0) {
-      member_fail_because (ios[k].member, "a page rewritten after a read "
-                           "error read back different");
-      continue;
+    struct member *m = ios[k].member;
+
+    if (ios[k].err == 0 && memcmp (back + k * PAGE, page[k], PAGE) == 0) {
+      atomic_fetch_add_explicit (&m->corrected_reads, 1,
+                                 memory_order_relaxed);
+      nbdkit_debug ("raid: member %s: the unreadable page at %" PRIu64
+                    " was rewritten from the others", m->name,
+                    ios[k].offset);
     }
-    atomic_fetch_add_explicit (&ios[k].member->corrected_reads, 1,
-                               memory_order_relaxed);
-    nbdkit_debug ("raid: member %s: the unreadable page at %" PRIu64
-                  " was rewritten from the others", ios[k].member->name,
-                  ios[k].offset);
+    else if (ios[k].err && !member_error_is_media (ios[k].op, ios[k].err))
+      members_io_error (m, ios[k].op, ios[k].err);
+    else if (!members_record_bad (m, ios[k].offset, PAGE))
+      member_fail_because (m, ios[k].err ? "a page rewritten after a read "
+                           "error could not be read back"
+                           : "a page rewritten after a read error read "
+                           "back different");
   }
  out:
   free (ios);
@@ -413,9 +461,9 @@ correct_holes (struct stripe_cache *c, struct stripe_head *sh,
  * member and tries again with one member fewer.  Pages that lose more
  * members than the level tolerates stay invalid: -1 with EIO.
  */
-int
-stripe_fill_rows (struct stripe_cache *c, struct stripe_head *sh,
-           unsigned int first, unsigned int end)
+static int
+fill (struct stripe_cache *c, struct stripe_head *sh, unsigned int first,
+      unsigned int end, struct holes *lost)
 {
   struct member_io stack[FILL_STACK_IOS], *ios = stack;
   size_t max = fill_reads_max (c, first, end);
@@ -425,6 +473,9 @@ stripe_fill_rows (struct stripe_cache *c, struct stripe_head *sh,
 
   if (max > FILL_STACK_IOS && (ios = malloc (max * sizeof *ios)) == NULL)
     return -1;
+  lost_set_take (c, sh, &l);
+  if (recorded_holes (c, sh, &l, &h) == -1)
+    goto out;
   for (;;) {
     size_t n;
 
@@ -442,7 +493,7 @@ stripe_fill_rows (struct stripe_cache *c, struct stripe_head *sh,
     if (take_read_failures (c, sh, ios, n, &h) == -1)
       goto out;
   }
-  r = reconstruct_pages (c, sh, &l, &h, first, end);
+  r = reconstruct_pages (c, sh, &l, &h, first, end, lost);
   if (h.count && !member_read_only)
     correct_holes (c, sh, &h);
  out:
@@ -452,6 +503,54 @@ stripe_fill_rows (struct stripe_cache *c, struct stripe_head *sh,
   return r;
 }
 
+int
+stripe_fill_rows (struct stripe_cache *c, struct stripe_head *sh,
+                  unsigned int first, unsigned int end)
+{
+  return fill (c, sh, first, end, NULL);
+}
+
+/* The pages a fill lost, in the logs of the members that hold them
+ * (those not failed: a rebuilt member, and readable ones whose medium
+ * failed there).  -1 with EIO if one cannot be recorded.
+ */
+static int
+record_lost (struct stripe_cache *c, struct stripe_head *sh,
+             const struct holes *lost, uint64_t *pages)
+{
+  uint64_t base = geometry_member_offset (c->g, sh->stripe);
+
+  for (int m = 0; m < c->g->members; m++) {
+    struct member *mb = members_at (c->ms, m);
+
+    if (member_failed (mb))
+      continue;
+    for (unsigned int p = lost->first; p < lost->end; p++) {
+      if (!hole (lost, m, p) || recorded (c, sh, m, p))
+        continue;
+      if (!members_record_bad (mb, base + (uint64_t) p * PAGE, PAGE)) {
+        errno = EIO;
+        return -1;
+      }
+      ++*pages;
+    }
+  }
+  return 0;
+}
+
+int
+stripe_fill_rows_lossy (struct stripe_cache *c, struct stripe_head *sh,
+                        unsigned int first, unsigned int end,
+                        uint64_t *lost_pages)
+{
+  struct holes lost = { .first = first, .end = end };
+  int r = fill (c, sh, first, end, &lost);
+
+  if (r == 0 && lost.count)
+    r = record_lost (c, sh, &lost, lost_pages);
+  free (lost.bits);
+  return r;
+}
 /* Every page the write's segments cover, on every member, made valid. */
 int
 stripe_fill_plan (struct plan *pl)
@@ -581,6 +680,61 @@ media_failed (const struct member_io *ios, size_t n)
   return false;
 }
 
+/* Whether a member other than `member` has bad sectors in its log: a
+ * rebuild must not read those, so it goes page by page.
+ */
+static bool
+logs_list_some (const struct stripe_cache *c, int member)
+{
+  for (int m = 0; m < c->g->members; m++) {
+    struct md_badblocks *bb = members_at (c->ms, m)->bad_blocks;
+
+    if (m != member && bb && md_badblocks_count (bb))
+      return true;
+  }
+  return false;
+}
+
+/* Write `member`'s rebuilt pages of heads sh[0..n) (the valid ones: a
+ * page lost to unreadable sectors is recorded, not written), in runs,
+ * into ios (room for a run per two pages of every row).  A write that
+ * fails on the medium is recorded in the member's log
+ * (members_writes_done); any other failure fails the member, and the
+ * rebuild stops (-1).
+ */
+static int
+write_rebuilt (struct stripe_cache *c, struct stripe_head **sh, int n,
+               int member, struct member_io *ios)
+{
+  struct member *mb = members_at (c->ms, member);
+  size_t nw = 0;
+
+  for (int k = 0; k < n; k++) {
+    uint64_t base = geometry_member_offset (c->g, sh[k]->stripe);
+
+    for (unsigned int p = 0, e; p < c->pages; p = e) {
+      for (e = p; e < c->pages && valid (c, sh[k], member, e); e++)
+        ;
+      if (e > p)
+        ios[nw++] = (struct member_io) {
+          .member = mb, .op = MEMBER_WRITE,
+          .buf = page_ptr (c, sh[k], member, p),
+          .len = (uint64_t) (e - p) * PAGE,
+          .offset = base + (uint64_t) p * PAGE,
+        };
+      if (e == p)
+        e++;
+    }
+  }
+  member_io_run (ios, nw);
+  members_writes_done (c->ms, ios, nw, MEMBERS_WHOLE_ARRAY);
+  if (member_failed (mb)) {
+    errno = EIO;
+    return -1;
+  }
+  return 0;
+}
+
 /* Rebuild member `member` on the rows of heads sh[0..n), consecutive or
  * not, whose locks the caller holds: every row's reads in one batch (the
  * survivors' chunks of all the rows in flight together), each row
@@ -609,7 +763,8 @@ rebuild_batch (struct stripe_cache *c, struct stripe_head **sh, int n,
   for (int k = 0; k < n; k++)
     if (stripe_head_buffers (c, sh[k]) == -1)
       goto out;
-  for (;;) {
+  media = logs_list_some (c, member);
+  while (!media) {
     at[0] = 0;
     for (int k = 0; k < n; k++) {
       lost_set_take (c, sh[k], &l[k]);
@@ -635,26 +790,22 @@ rebuild_batch (struct stripe_cache *c, struct stripe_head **sh, int n,
       goto out;
   }
   for (int k = 0; k < n; k++) {
+    uint64_t lost = 0;
+
     if (media) {                /* page by page, row by row */
-      if (stripe_fill_rows (c, sh[k], 0, c->pages) == -1)
+      if (stripe_fill_rows_lossy (c, sh[k], 0, c->pages, &lost) == -1)
         goto out;
+      if (lost)
+        nbdkit_error ("raid: row %" PRIu64 ": %" PRIu64 " pages could not be "
+                      "reconstructed (unreadable on more members than the "
+                      "level tolerates); recorded as bad blocks",
+                      sh[k]->stripe, lost);
       continue;
     }
     mark_read (c, sh[k], ios + at[k], at[k + 1] - at[k]);
     reconstruct (c, sh[k], &l[k], 0, c->pages);
   }
-  for (int k = 0; k < n; k++) {  /* the reads are done with: ios reused */
-    ios[k] = (struct member_io) {
-      .member = members_at (c->ms, member), .op = MEMBER_WRITE,
-      .buf = page_ptr (c, sh[k], member, 0), .len = c->g->chunk,
-      .offset = geometry_member_offset (c->g, sh[k]->stripe),
-    };
-  }
-  if (member_io_run (ios, n) == -1) {
-    members_io_failed (ios, n);
-    goto out;
-  }
-  r = 0;
+  r = write_rebuilt (c, sh, n, member, ios);
  out:
   free (ios);
   free (l);

@@ -92,7 +92,7 @@ stripe_scrub_row (struct stripe_cache *c, struct stripe_head *sh, bool repair,
         n = queue_fix (c, ios, n, member[nd + 1], ptrs[nd + 1],
                        scratch + PAGE, offset);
     }
-    if (members_run (c->ms, ios, n, sh->stripe) == -1)
+    if (members_run_writes (c->ms, ios, n, sh->stripe) == -1)
       goto out;
   }
   r = 0;

@@ -339,7 +339,7 @@ write_out (struct plan *pl, struct member_io *ios, bool fua)
   size_t nwrites = plan_writes (pl, ios), nflush;
   const uint64_t row = pl->sh->stripe;
 
-  if (members_run (pl->c->ms, ios, nwrites, row) == -1)
+  if (members_run_writes (pl->c->ms, ios, nwrites, row) == -1)
     return -1;
   if (!fua)
     return 0;

@@ -20,7 +20,7 @@ check_PROGRAMS += test_member_nbd
 TESTS += test_member_nbd
 test_member_nbd_SOURCES = test_member_nbd.c lib/check_run.h ../plugin/member_nbd.c \
 	../plugin/member_nbd_connect.c ../plugin/member_nbd_internal.h \
-	../plugin/member.c ../plugin/member_table.c
+	../plugin/member.c ../plugin/md_badblocks.c ../plugin/member_table.c
 test_member_nbd_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS) $(LIBNBD_CFLAGS)
 test_member_nbd_LDFLAGS = -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
 test_member_nbd_LDADD = $(LIBNBD_LIBS) $(CHECK_LIBS) $(PTHREAD_LIBS)
@@ -255,7 +255,7 @@ endif
 if HAVE_CHECK
 check_PROGRAMS += test_member
 TESTS += test_member
-test_member_SOURCES = test_member.c ../plugin/member.c ../plugin/member_file.c
+test_member_SOURCES = test_member.c ../plugin/member.c ../plugin/md_badblocks.c ../plugin/member_file.c
 test_member_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS) $(LIBURING_CFLAGS)
 test_member_LDFLAGS = -Wl,--wrap=malloc
 test_member_LDADD = $(LIBURING_LIBS) $(CHECK_LIBS) $(PTHREAD_LIBS)
@@ -452,7 +452,7 @@ STRIPE_TEST_SOURCES = lib/check_run.h \
 	$(MEMBER_MEM_SOURCES) lib/mem_array.c lib/mem_array.h \
 	../plugin/stripe_cache.c ../plugin/stripe_recover.c \
 	../plugin/stripe_write.c ../plugin/stripe_scrub.c \
-	../plugin/geometry.c ../plugin/member.c \
+	../plugin/geometry.c ../plugin/member.c ../plugin/md_badblocks.c \
 	../plugin/member_table.c
 STRIPE_TEST_LDADD = $(top_builddir)/parity/libparity.la $(CHECK_LIBS) \
 	$(PTHREAD_LIBS)
@@ -509,7 +509,7 @@ TESTS += test_md_bitmap
 test_md_bitmap_SOURCES = test_md_bitmap.c lib/check_run.h $(MEMBER_MEM_SOURCES) \
 	../plugin/md_bitmap.c ../plugin/md_bitmap_super.c ../plugin/md_super.c \
 	../plugin/member_table.c \
-	../plugin/member.c
+	../plugin/member.c ../plugin/md_badblocks.c
 test_md_bitmap_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
 test_md_bitmap_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
@@ -520,10 +520,10 @@ endif
 # what they call), in every md test whatever file it tests.
 MD_RIG_SOURCES = lib/check_run.h lib/md_rig.c lib/md_rig.h \
 	$(MEMBER_MEM_SOURCES) \
-	../plugin/md_array.c ../plugin/md_array_internal.h \
+	../plugin/md_array.c ../plugin/md_bblog.c ../plugin/md_array_internal.h \
 	../plugin/md_create.c ../plugin/md_identity.c ../plugin/md_bitmap.c \
 	../plugin/md_bitmap_super.c ../plugin/md_super.c ../plugin/signature.c \
-	../plugin/member_table.c ../plugin/member.c ../plugin/geometry.c
+	../plugin/member_table.c ../plugin/member.c ../plugin/md_badblocks.c ../plugin/geometry.c
 # Serving (plugin/md_array.c): clean/active event counting, failures
 # recorded before the write or flush they hit is acknowledged, dev_number
 # reuse over thousands of replacements.
@@ -562,10 +562,10 @@ check_PROGRAMS += test_row_record
 TESTS += test_row_record
 test_row_record_SOURCES = test_row_record.c lib/check_run.h $(MEMBER_MEM_SOURCES) \
 	../plugin/row_record.c ../plugin/missed_rows.c \
-	../plugin/md_array.c ../plugin/md_array_internal.h ../plugin/md_create.c \
+	../plugin/md_array.c ../plugin/md_bblog.c ../plugin/md_array_internal.h ../plugin/md_create.c \
 	../plugin/md_identity.c ../plugin/md_bitmap.c ../plugin/md_bitmap_super.c \
 	../plugin/md_super.c ../plugin/signature.c ../plugin/member_table.c \
-	../plugin/member.c ../plugin/geometry.c
+	../plugin/member.c ../plugin/md_badblocks.c ../plugin/geometry.c
 test_row_record_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
 test_row_record_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
@@ -576,7 +576,7 @@ if HAVE_CHECK
 check_PROGRAMS += test_member_table
 TESTS += test_member_table
 test_member_table_SOURCES = test_member_table.c lib/check_run.h $(MEMBER_MEM_SOURCES) \
-	../plugin/member_table.c ../plugin/member.c
+	../plugin/member_table.c ../plugin/member.c ../plugin/md_badblocks.c
 test_member_table_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
 test_member_table_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
@@ -613,7 +613,7 @@ if HAVE_CHECK
 check_PROGRAMS += test_missed_rows
 TESTS += test_missed_rows
 test_missed_rows_SOURCES = test_missed_rows.c lib/check_run.h $(MEMBER_MEM_SOURCES) \
-	../plugin/missed_rows.c ../plugin/member_table.c ../plugin/member.c
+	../plugin/missed_rows.c ../plugin/member_table.c ../plugin/member.c ../plugin/md_badblocks.c
 test_missed_rows_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
 test_missed_rows_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
@@ -688,7 +688,7 @@ test_extents_SOURCES = test_extents.c lib/check_run.h lib/random_seed.h \
 	$(MEMBER_MEM_SOURCES) \
 	lib/mem_array.c lib/mem_array.h \
 	../plugin/extents.c ../plugin/geometry.c ../plugin/member_table.c \
-	../plugin/member.c
+	../plugin/member.c ../plugin/md_badblocks.c
 test_extents_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
 test_extents_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif

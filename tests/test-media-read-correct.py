@@ -15,7 +15,10 @@ member 2; the whole array is read in 1 MiB requests:
   - a scrub check then finds 0 mismatches, and raidcheck.py, reading the
     members' bytes, finds every row's parity right.
 Then one range on member 2 that cannot be mended (reads fail, writes
-fail too): the read is still right and member 2 is failed, as before.
+fail too): the read is still right, and the range goes into member 2's
+md bad-block log (v1.2: mdadm's place) and member 2 stays in sync; where
+the members have no log (v1.0 as this plugin makes it), member 2 fails,
+as md fails a member it cannot record a bad block on.
 """
 
 import random
@@ -29,11 +32,12 @@ BAD = 2
 RANGES = 12
 
 
-def array(hz, level):
+def array(hz, level, version="1.2"):
     kinds = ["local"] * (6 if level == 6 else 4)
     kinds[BAD] = "badsector"
     arr = hz.array(kinds, member_size=MSIZE, level=level, chunk=CHUNK,
-                   data_offset=None, control=True, params=["create=true"])
+                   data_offset=None, control=True,
+                   params=["create=true", "metadata-version=" + version])
     arr.ctl.wait_idle(120)
     return arr, wl.fill(arr.h, random.Random(level))
 
@@ -74,18 +78,31 @@ def case(hz, level):
     arr.stop()
     faults.check_members(arr, [x.path for x in arr.members], shadow, what)
 
-    # Not mendable: the rewrite fails; the member fails, the data does not.
-    arr, shadow = array(hz, level)
-    m = arr.members[BAD]
-    s = next(s for s in range(arr.rows) if BAD in arr.layout_of(s)[2])
-    m.add_bad_range(arr.data_offset + s * arr.chunk, BLOCK, "both")
-    read_all(arr, shadow, what + ", unmendable")
-    state = arr.ctl.status()["members"][BAD]["state"]
-    assert state == "failed", "%s, unmendable: member %d is %s" % (
-        what, BAD, state)
-    arr.stop()
+    # Not mendable (its writes fail too): recorded in the member's
+    # bad-block log, which md keeps, and the member stays; on an array
+    # whose members have no log (v1.0, as this plugin makes it) the
+    # member fails, as md fails it.  The data is right either way.
+    for version, logged in (("1.2", True), ("1.0", False)):
+        how = "%s, unmendable, v%s" % (what, version)
+        arr, shadow = array(hz, level, version)
+        m = arr.members[BAD]
+        s = next(s for s in range(arr.rows) if BAD in arr.layout_of(s)[2])
+        m.add_bad_range(arr.data_offset + s * arr.chunk, BLOCK, "both")
+        read_all(arr, shadow, how)
+        st = arr.ctl.status()["members"][BAD]
+        if logged:
+            assert st["state"] == "in_sync" and st["bad_blocks"] == \
+                {"ranges": 1, "sectors": BLOCK // 512}, \
+                "%s: member %d: %s, log %s" % (how, BAD, st["state"],
+                                              st["bad_blocks"])
+        else:
+            assert st["state"] == "failed" and st["bad_blocks"] is None, \
+                "%s: member %d: %s, log %s" % (how, BAD, st["state"],
+                                              st["bad_blocks"])
+        arr.stop()
     faults.log("%s: %d ranges corrected, member %d in sync; an unmendable "
-               "one failed it" % (what, RANGES, BAD))
+               "one recorded in its log (v1.2), or failing it where it has "
+               "none (v1.0)" % (what, RANGES, BAD))
 
 
 with faults.Test(plugins=["badsector"], filters=["error"]) as hz:

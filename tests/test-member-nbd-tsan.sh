@@ -26,7 +26,7 @@ fi
     -I"$top_builddir" -I"$top_srcdir/plugin" -I"$top_srcdir/tests/lib" \
     "$top_srcdir/tests/test_member_nbd.c" "$top_srcdir/plugin/member_nbd.c" \
     "$top_srcdir/plugin/member_nbd_connect.c" \
-    "$top_srcdir/plugin/member.c" "$top_srcdir/plugin/member_table.c" $flags \
+    "$top_srcdir/plugin/member.c" "$top_srcdir/plugin/md_badblocks.c" "$top_srcdir/plugin/member_table.c" $flags \
     -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc \
     -o "$tmpdir/test_member_nbd_tsan"
 

@@ -604,7 +604,6 @@ START_TEST (test_unsupported_features)
 {
   static const struct { uint32_t bit; const char *word; } cases[] = {
     { 0x4, "reshape" },                 /* MD_FEATURE_RESHAPE_ACTIVE */
-    { 0x8, "bad-block" },               /* MD_FEATURE_BAD_BLOCKS */
     { 0x200, "journal" },               /* MD_FEATURE_JOURNAL */
     { 0x400, "PPL" },                   /* MD_FEATURE_PPL */
     { 0x10, "replacement" },            /* MD_FEATURE_REPLACEMENT */
@@ -1220,11 +1219,28 @@ START_TEST (test_bblog_fields)
   md_super_format (&s, out);
   ck_assert_mem_eq (out, sb, SB);
 
+  /* Entries in the log (0x8) are read: with a log md reads, the
+   * superblock parses; without a log, or with one md does not read
+   * (over 8 sectors, a shift), it is bad.
+   */
   ck_assert_uint_eq (MD_FEATURE_BAD_BLOCKS, 0x8);
   hand_built (sb, 4);
   le32 (sb + O_FEATURES, rd32 (sb + O_FEATURES) | MD_FEATURE_BAD_BLOCKS);
   seal (sb);
-  ck_refused (sb, "bad-block");
+  ck_refused (sb, "bad-block log");
+  le16 (sb + O_BBLOG_SIZE, 8);
+  le32 (sb + O_BBLOG_OFFSET, 16);
+  seal (sb);
+  ck_assert_int_eq (parse (sb, &s, &why), 1);
+  ck_assert_uint_eq (s.feature_map & MD_FEATURE_BAD_BLOCKS,
+                     MD_FEATURE_BAD_BLOCKS);
+  le16 (sb + O_BBLOG_SIZE, 9);
+  seal (sb);
+  ck_refused (sb, "bad-block log");
+  le16 (sb + O_BBLOG_SIZE, 8);
+  sb[O_BBLOG_SHIFT] = 3;
+  seal (sb);
+  ck_refused (sb, "bad-block log");
 }
 END_TEST
 

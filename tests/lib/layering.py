@@ -20,12 +20,13 @@ import sys
 
 LAYERS = [
     ["libparity"],
-    ["geometry", "member", "md_bitmap_super", "md_badblocks",
-     "control_command", "nbdkit_cmdline"],
+    ["md_badblocks"],
+    ["geometry", "member", "md_bitmap_super", "control_command",
+     "nbdkit_cmdline"],
     ["member_nbd_connect"],
     ["member_file", "member_nbd", "md_super", "signature"],
     ["member_table", "params", "md_identity"],
-    ["stripe_cache", "md_bitmap", "missed_rows", "extents"],
+    ["stripe_cache", "md_bitmap", "missed_rows", "extents", "md_bblog"],
     ["stripe_recover", "md_array", "md_admit", "md_create"],
     ["stripe_write", "stripe_scrub", "row_record", "md_assemble"],
     ["array"],
