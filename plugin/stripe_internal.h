@@ -277,6 +277,11 @@ int stripe_fill_rows (struct stripe_cache *c, struct stripe_head *sh,
 int stripe_fill_rows_lossy (struct stripe_cache *c, struct stripe_head *sh,
                             unsigned int first, unsigned int end,
                             uint64_t *lost_pages);
+/* The same for the segments of a write, but pages that cannot be
+ * reconstructed stay invalid without failing the fill (nor are they
+ * recorded): the write may overwrite them (stripe_write.c checks).
+ */
+int stripe_fill_plan_partly (struct plan *pl);
 /* Every page the plan's segments cover, on every member, made valid. */
 int stripe_fill_plan (struct plan *pl);
 

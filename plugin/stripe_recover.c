@@ -551,6 +551,20 @@ stripe_fill_rows_lossy (struct stripe_cache *c, struct stripe_head *sh,
   free (lost.bits);
   return r;
 }
+int
+stripe_fill_plan_partly (struct plan *pl)
+{
+  for (int k = 0; k < pl->nseg; k++) {
+    struct holes lost = { .first = pl->seg[k].first, .end = pl->seg[k].end };
+    int r = fill (pl->c, pl->sh, lost.first, lost.end, &lost);
+
+    free (lost.bits);
+    if (r == -1)
+      return -1;
+  }
+  return 0;
+}
+
 /* Every page the write's segments cover, on every member, made valid. */
 int
 stripe_fill_plan (struct plan *pl)

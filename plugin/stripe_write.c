@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "md_badblocks.h"
 #include "stripe_internal.h"
 
 /* Pages of member m (data chunk i, or -1 for parity) in [first, end) that
@@ -306,6 +307,42 @@ choose_method (struct plan *pl)
   return pl->rmw ? rmw_runs : rcw_runs;
 }
 
+/* Whether a member's bad-block log lists any page of sh's row: those
+ * must not be read, so the write takes the degraded path, which
+ * reconstructs them (md_badblocks.c).
+ */
+static bool
+row_listed_bad (struct stripe_cache *c, struct stripe_head *sh)
+{
+  uint64_t base = geometry_member_offset (c->g, sh->stripe);
+
+  for (int m = 0; m < c->g->members; m++) {
+    struct md_badblocks *bb = members_at (c->ms, m)->bad_blocks;
+
+    if (bb && md_badblocks_count (bb) &&
+        md_badblocks_check (bb, base / 512, c->g->chunk / 512, NULL) != 0)
+      return true;
+  }
+  return false;
+}
+
+/* After a degraded fill and the new data merged in: whether every data
+ * page of the segments is known (valid, or wholly overwritten), so that
+ * the parity can be computed.  A page lost to unreadable sectors on more
+ * members than the level tolerates is not, unless this write covers it.
+ */
+static bool
+data_known (struct plan *pl)
+{
+  for (int k = 0; k < pl->nseg; k++)
+    for (unsigned int p = pl->seg[k].first; p < pl->seg[k].end; p++)
+      for (int i = 0; i < pl->c->g->data_disks; i++)
+        if (!valid (pl->c, pl->sh, pl->sh->map.data_member[i], p) &&
+            !page_overwritten (pl, i, p))
+          return false;
+  return true;
+}
+
 /* Read what the chosen method needs.  -1 with errno EIO if a read failed
  * and the array can no longer serve; 1 if a read failed but the row can
  * go on degraded (the member failed, or its medium did: the degraded
@@ -356,6 +393,7 @@ stripe_write (struct stripe_cache *c, struct stripe_head *sh,
   };
   struct member_io stack[64], *ios = stack;
   size_t nreads = 0, max;
+  bool degraded = false;
   int r = -1;
 
   if (!within_tolerance (c, sh)) {
@@ -371,14 +409,18 @@ stripe_write (struct stripe_cache *c, struct stripe_head *sh,
       (ios = malloc (max * sizeof *ios)) == NULL)
     return -1;
 
-  /* Degraded (now, or after a failed read): every page of the segments
-   * is made valid, reconstructing what failed members held, and the
-   * parity is computed afresh.
+  /* Degraded (now, a bad-block log lists pages of the row, or after a
+   * failed read): every page of the segments is made valid that can be,
+   * reconstructing what failed members held, and the parity is computed
+   * afresh from the data, which must then be known on every page (read,
+   * reconstructed, or overwritten by this write).
    */
-  if (count_unreadable (c, sh) > 0 || (r = healthy_reads (&pl, ios)) == 1) {
-    if (stripe_fill_plan (&pl) == -1)
+  if (count_unreadable (c, sh) > 0 || row_listed_bad (c, sh) ||
+      (r = healthy_reads (&pl, ios)) == 1) {
+    if (stripe_fill_plan_partly (&pl) == -1)
       goto out;
     pl.rmw = false;
+    degraded = true;
   }
   else if (r == -1)
     goto out;
@@ -392,6 +434,11 @@ stripe_write (struct stripe_cache *c, struct stripe_head *sh,
     pl.from_client = full_row_from_client (&pl);
     if (!pl.from_client)
       merge_new_data (&pl);
+    if (degraded && !data_known (&pl)) {
+      r = -1;
+      errno = EIO;
+      goto out;
+    }
     rcw_parity (&pl);
   }
   r = write_out (&pl, ios, fua);

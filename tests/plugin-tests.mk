@@ -723,3 +723,8 @@ EXTRA_DIST += test-badsector-backend.py
 TESTS += test-media-read-correct.py
 VALGRIND_TESTS += test-media-read-correct.py
 EXTRA_DIST += test-media-read-correct.py
+# A rebuild that meets sectors it cannot reconstruct records them in
+# md's bad-block logs and finishes; the logs hold across a restart.
+TESTS += test-media-rebuild.py
+VALGRIND_TESTS += test-media-rebuild.py
+EXTRA_DIST += test-media-rebuild.py
