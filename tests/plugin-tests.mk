@@ -728,3 +728,8 @@ EXTRA_DIST += test-media-read-correct.py
 TESTS += test-media-rebuild.py
 VALGRIND_TESTS += test-media-rebuild.py
 EXTRA_DIST += test-media-rebuild.py
+# A scrub reports unreadable and listed pages, mends them (read errors in
+# check mode, listed pages with repair) and goes on past lost ones.
+TESTS += test-media-scrub.py
+VALGRIND_TESTS += test-media-scrub.py
+EXTRA_DIST += test-media-scrub.py
