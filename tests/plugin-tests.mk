@@ -733,3 +733,11 @@ EXTRA_DIST += test-media-rebuild.py
 TESTS += test-media-scrub.py
 VALGRIND_TESTS += test-media-scrub.py
 EXTRA_DIST += test-media-scrub.py
+# md 6.19's logical_block_size: never set at create, advertised as the
+# minimum block size when set, kept, refused when impossible.
+TESTS += test-md-logical-block-size.py
+EXTRA_DIST += test-md-logical-block-size.py
+# A write acknowledged with a sector recorded bad survives SIGKILL: the
+# log is on disk before the reply.
+TESTS += test-media-kill.py
+EXTRA_DIST += test-media-kill.py
