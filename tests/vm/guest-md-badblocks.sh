@@ -4,8 +4,9 @@
 #
 # pm-d0 .. pm-d3 (by role): a RAID-5 the plugin made, with seed 1 of
 # patgen over all of it, and bad-block logs the plugin wrote (/pm-lost.txt:
-# "FIRST N", the array sectors it lost).  mdadm --examine-badblocks of
-# each, then md assembles it: every sector but the lost ones must read as
+# "FIRST N", the array sectors it lost; the host overwrote every range
+# the logs list with noise).  mdadm --examine-badblocks of each, then md
+# assembles it, not degraded: every sector but the lost ones must read as
 # the pattern, and every lost range must fail (md cannot reconstruct a
 # page two members list).
 #
@@ -43,6 +44,9 @@ fi
 if [ -s /pm-size.txt ] && run mdadm --assemble /dev/md0 $(devs pm); then
 	mdadm --detail /dev/md0 > /out/pm-detail.txt 2>&1
 	cat /out/pm-detail.txt
+	g=$(cat /sys/block/md0/md/degraded)
+	[ "$g" = 0 ] && ok "pm: assembled, degraded 0, $(cat /sys/block/md0/md/array_state)" ||
+		fail "pm: assembled degraded ($g)"
 	size=$(blockdev --getsz /dev/md0)
 	[ "$size" = "$(cat /pm-size.txt)" ] &&
 		ok "pm: $size sectors, as the plugin served" ||

@@ -9,8 +9,9 @@
 # member 2 refuses are recorded on it.  In the guest, mdadm
 # --examine-badblocks must list exactly those ranges on those members
 # (and the counts of the plugin's status), mdadm --assemble must take
-# the array, every sector not lost must read as written and every lost
-# range must fail.
+# the array, not degraded, and with every recorded range of the member
+# files overwritten with noise, every sector not lost must read as
+# written and every lost range must fail.
 #
 # md to the plugin: in the same guest mdadm creates a RAID-5 of 4 (v1.2:
 # it reserves a log), writes a pattern, and three ranges (one not on a
@@ -59,6 +60,25 @@ if python3 "$vm_dir/badblocks-record.py" "$pm" "$PATGEN"; then
     done
     echo "pm: expected ranges (role, sector, length): $(paste -sd, "$pm/expected.txt")"
     echo "pm: lost (array sectors): $(paste -sd, "$pm/lost.txt"); the status: $(python3 -c 'import json, sys; st = json.load(open(sys.argv[1])); print("lost_ranges", st["lost_ranges"], "lost_bytes", st["lost_bytes"])' "$pm/status.json")"
+    # Noise over every range recorded, on the files themselves: md must
+    # reconstruct the pages the logs list, or fail them, never read them.
+    # A control: the plugin in raw mode (no log) reads the noise in the
+    # 8 data sectors of a refused write and in the 16 lost.
+    while read -r role s n; do
+        dd if=/dev/urandom of="${pm_roles[role]}" bs=512 seek="$s" count="$n" \
+            conv=notrunc status=none
+    done < "$pm/expected.txt"
+    echo "1 0 $(cat "$pm/size.txt")" > "$pm/writes.txt"
+    rawdisks=("${pm_roles[@]/#/disk=}")
+    raw=$(read_array "$tmpdir/plugin.img" "$(cat "$pm/size.txt")" metadata=none \
+              level=5 chunk=64K layout=left-symmetric data-offset=1M \
+              "${rawdisks[@]}" > /dev/null 2>&1 &&
+          "$PATGEN" -l "$pm/writes.txt" "$(cat "$pm/size.txt")" "$tmpdir/plugin.img" 2>&1 |
+              tail -n 1)
+    echo "pm: control, raw mode: $raw"
+    [[ $raw == *", 24 bad" ]] ||
+        fail "pm: raw mode does not read the noise in the 24 data sectors listed: $raw"
+    rm -f "$tmpdir/plugin.img"
     cp "$pm/lost.txt" "$tmpdir/pm-lost.txt"
     cp "$pm/size.txt" "$tmpdir/pm-size.txt"
     initrd_files+=("$tmpdir/pm-lost.txt" "$tmpdir/pm-size.txt")
