@@ -134,7 +134,6 @@ if [ -z "$doff" ] || [ ! -s "$out/md-writes.txt" ]; then
 fi
 echo "md-d1: data offset $doff sectors; md's sysfs bad_blocks: $(paste -sd, "$out/md-sysfs-bad_blocks.txt")"
 awk -v d="$doff" '{ print $1 + d, $2 }' "$tmpdir/md-bad.txt" > "$tmpdir/md-expected.txt"
-total=0
 for (( i = 0; i < 4; i++ )); do
     echo "md-d$i: mdadm --examine-badblocks:"
     sed 's/^/    /' "$out/md-ebb-d$i.txt"
