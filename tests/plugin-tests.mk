@@ -343,6 +343,14 @@ EXTRA_DIST += vm/fill-missing.py vm/replace-cycles.py vm/readd-once.py
 TESTS += vm/test-vm-bitmap.sh
 EXTRA_DIST += vm/test-vm-bitmap.sh vm/guest-md-bitmap.sh
 
+# md's bad-block logs between the plugin and Linux md (a guest): the
+# plugin's logs (a rebuild's and refused writes') listed by mdadm and
+# honoured by md; md's (added through sysfs) counted and honoured by the
+# plugin, the listed sectors' bytes never read.
+TESTS += vm/test-vm-md-badblocks.sh
+EXTRA_DIST += vm/test-vm-md-badblocks.sh vm/guest-md-badblocks.sh \
+	vm/badblocks-record.py
+
 # md fails and removes a member of a plugin-made array with a bitmap
 # and writes; the plugin re-adds it at start-up from the bitmap;
 # md then assembles the result clean, with no mismatch (a guest).
