@@ -749,3 +749,6 @@ EXTRA_DIST += test-md-logical-block-size.py
 # log is on disk before the reply.
 TESTS += test-media-kill.py
 EXTRA_DIST += test-media-kill.py
+# The man pages' POD: well formed, every internal link resolves.
+TESTS += test-man-pod.sh
+EXTRA_DIST += test-man-pod.sh
