@@ -661,8 +661,10 @@ rows_are_holes (struct stripe_cache *c, struct stripe_head **sh, int n,
 }
 
 /* Punch `member`'s part of the rows of heads sh[0..n) (rows_are_holes):
- * 0, 1 if the member cannot punch (EOPNOTSUPP: rebuild them instead), -1
- * (errno) if it failed.
+ * 0, 1 if the member cannot punch them (EOPNOTSUPP, or an error of its
+ * medium: rebuild them instead, whose writes record in its log the pages
+ * the medium refuses, as md's recovery records a write error and goes
+ * on), -1 (errno) if it failed.
  */
 static int
 punch_rows (struct stripe_cache *c, struct stripe_head **sh, int n,
@@ -679,7 +681,7 @@ punch_rows (struct stripe_cache *c, struct stripe_head **sh, int n,
       stripe_head_invalidate (c, sh[k]);
     return 0;
   }
-  if (io.err == EOPNOTSUPP)
+  if (io.err == EOPNOTSUPP || member_error_is_media (io.op, io.err))
     return 1;
   members_io_failed (&io, 1);
   return -1;

@@ -752,3 +752,11 @@ EXTRA_DIST += test-media-kill.py
 # The man pages' POD: well formed, every internal link resolves.
 TESTS += test-man-pod.sh
 EXTRA_DIST += test-man-pod.sh
+# A rebuild's punch refused by the target's medium: recorded, not fatal.
+TESTS += test-media-rebuild-punch.py
+EXTRA_DIST += test-media-rebuild-punch.py
+# A write refused by some pages of a member's medium: those pages are
+# recorded, not the request's range, and the member stays.
+TESTS += test-media-write-error.py
+VALGRIND_TESTS += test-media-write-error.py
+EXTRA_DIST += test-media-write-error.py
