@@ -255,7 +255,7 @@ endif
 if HAVE_CHECK
 check_PROGRAMS += test_member
 TESTS += test_member
-test_member_SOURCES = test_member.c ../plugin/member.c ../plugin/md_badblocks.c ../plugin/member_file.c
+test_member_SOURCES = test_member.c ../plugin/member.c ../plugin/md_badblocks.c ../plugin/member_file.c ../plugin/member_file_claim.c
 test_member_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS) $(LIBURING_CFLAGS)
 test_member_LDFLAGS = -Wl,--wrap=malloc
 test_member_LDADD = $(LIBURING_LIBS) $(CHECK_LIBS) $(PTHREAD_LIBS)
