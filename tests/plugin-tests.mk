@@ -328,6 +328,26 @@ TESTS += test-md-foreign.sh
 EXTRA_DIST += test-md-foreign.sh
 TESTS += test-replace-foreign.sh
 EXTRA_DIST += test-replace-foreign.sh
+# Exclusive claims: a second array on a running array's disks, by the
+# same paths, a symlink, a hard link, a loop device over a member file
+# and the file under a member loop device, is refused and writes
+# nothing; a replacement another array holds is refused; claims end
+# with the array.
+EXTRA_DIST += lib/claim.py
+TESTS += test-claim-same-path.py
+EXTRA_DIST += test-claim-same-path.py
+TESTS += test-claim-symlink.py
+EXTRA_DIST += test-claim-symlink.py
+TESTS += test-claim-hardlink.py
+EXTRA_DIST += test-claim-hardlink.py
+TESTS += test-claim-loop-over-member.py
+EXTRA_DIST += test-claim-loop-over-member.py
+TESTS += test-claim-file-under-loop.py
+EXTRA_DIST += test-claim-file-under-loop.py
+TESTS += test-claim-replace.py
+EXTRA_DIST += test-claim-replace.py
+TESTS += test-claim-after-stop.py
+EXTRA_DIST += test-claim-after-stop.py
 EXTRA_DIST += vm/guest-md-check.sh
 TESTS += vm/test-vm-plugin-to-mdadm.sh
 EXTRA_DIST += vm/test-vm-plugin-to-mdadm.sh
