@@ -332,7 +332,7 @@ EXTRA_DIST += test-replace-foreign.sh
 # same paths, a symlink, a hard link, a loop device over a member file
 # and the file under a member loop device, is refused and writes
 # nothing; a replacement another array holds is refused; claims end
-# with the array.
+# with the array; read-only arrays claim too.
 EXTRA_DIST += lib/claim.py
 TESTS += test-claim-same-path.py
 EXTRA_DIST += test-claim-same-path.py
@@ -348,6 +348,8 @@ TESTS += test-claim-replace.py
 EXTRA_DIST += test-claim-replace.py
 TESTS += test-claim-after-stop.py
 EXTRA_DIST += test-claim-after-stop.py
+TESTS += test-claim-readonly.py
+EXTRA_DIST += test-claim-readonly.py
 EXTRA_DIST += vm/guest-md-check.sh
 TESTS += vm/test-vm-plugin-to-mdadm.sh
 EXTRA_DIST += vm/test-vm-plugin-to-mdadm.sh
