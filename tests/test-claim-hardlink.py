@@ -17,8 +17,5 @@ import faults
 
 with faults.Test(timeout=120) as t:
     first = claim.First(t)
-    links = []
-    for i, p in enumerate(first.paths):
-        links.append(os.path.join(t.dir, "hard%d" % i))
-        os.link(p, links[-1])
-    first.refused(links, "hard links to the members")
+    first.refused(claim.other_names(t, first.paths, os.link, "hard"),
+                  "hard links to the members")

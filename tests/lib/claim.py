@@ -6,6 +6,7 @@ on its disks.
     first = claim.First(t)                  # 4 local member files
     first = claim.First(t, [dev, p1, ...])  # or these disks
     first.refused([path, ...], "what")      # a second array must not start
+    other_names(t, paths, os.link, "hard")  # new names: links to paths
     first.untouched("what")                 # members' bytes as they were,
                                             # the array still serving
     with claim.loop_device(t, path) as dev: # losetup, detached at the end
@@ -79,6 +80,16 @@ class First:
         assert self.arr.h.pread(self.arr.size, 0) == self.shadow, \
             "%s: the first array no longer takes writes" % what
         self.settle()
+
+
+def other_names(t, paths, make, prefix):
+    """A second name for each path, PREFIXi in the test's directory, made
+    by make(path, name): os.symlink, os.link."""
+    names = [os.path.join(t.dir, "%s%d" % (prefix, i))
+             for i in range(len(paths))]
+    for p, n in zip(paths, names):
+        make(p, n)
+    return names
 
 
 @contextlib.contextmanager
