@@ -79,6 +79,7 @@
 
 #include <config.h>
 
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -920,10 +921,15 @@ take_member_read (struct jobs *js, int i, const char *name,
       : "the replacement cannot be 'missing'";
     return -1;
   }
+  /* EBUSY: a local disk another array or process holds (the file
+   * backend's claim); said here too, since that is the answer to give.
+   */
+  errno = 0;
   m = array_open_member (a, name);
   if (m == NULL) {
-    snprintf (msg, sizeof msg, "cannot open %.600s (see the nbdkit log)",
-              name);
+    snprintf (msg, sizeof msg, "cannot open %.600s%s (see the nbdkit log)",
+              name, errno == EBUSY && !member_is_uri (name)
+              ? ": it is in use by another array or process" : "");
     *why = msg;
     return -1;
   }

@@ -27,7 +27,9 @@
  *  10. control.c       clients_lock      alone
  *  11. missed_rows.c   thread_lock; member_nbd.c wake_lock; readd_auto.c
  *                      ra.lock: each alone (a thread's stop and wake);
- *                      member.c read_errors_lock, alone
+ *                      member.c read_errors_lock, alone;
+ *                      member_file_claim.c claims_lock, alone (a file
+ *                      member's open and close)
  *  12. md_badblocks.c  a member's bad-block log: a leaf (requests ask
  *                      it holding a row); nothing is taken and no I/O
  *                      is made under it

@@ -58,6 +58,11 @@
  *
  * PUNCH and ZERO are fallocate(2) calls made directly: they are rare, and
  * their fallbacks (EOPNOTSUPP) are decided by the caller.
+ *
+ * Every disk opened here is claimed for as long as the member is open
+ * (member_file_claim.c: O_EXCL on a block device, an OFD lock on a file,
+ * both for a loop device), before anything is read from it, so that a
+ * second array on the same disks is refused at open and writes nothing.
  */
 
 #include <config.h>
@@ -88,6 +93,7 @@
 #include <nbdkit-plugin.h>
 
 #include "member.h"
+#include "member_file_claim.h"
 #include "now.h"
 
 #define RING_ENTRIES 64
@@ -96,8 +102,7 @@
 
 struct file_member {
   int fd;
-  dev_t dev;
-  ino_t ino;
+  struct file_claim *claim;     /* the disk is ours: member_file_claim.c */
 };
 
 static pthread_key_t ring_key;
@@ -373,6 +378,7 @@ file_close (struct member *m)
   struct file_member *f = m->priv;
 
   close (f->fd);
+  file_claim_release (f->claim);
   free (f);
   free (m->name);
   free (m);
@@ -476,6 +482,7 @@ member_file_open (const char *path, enum member_direct direct)
   struct member *m = calloc (1, sizeof *m);
   struct file_member *f = calloc (1, sizeof *f);
   struct stat st;
+  int err;
 
   if (m == NULL || f == NULL || (m->name = strdup (path)) == NULL) {
     nbdkit_error ("calloc: %m");
@@ -491,6 +498,14 @@ member_file_open (const char *path, enum member_direct direct)
     nbdkit_error ("member %s: stat: %m", path);
     goto err_fd;
   }
+  /* Claimed before anything else is done with it, so that a disk that
+   * another array holds is refused before assembly reads or writes a
+   * byte of any member.  Read-only arrays claim too (see
+   * member_file_claim.c).  Other kinds of file are refused below.
+   */
+  if ((S_ISBLK (st.st_mode) || S_ISREG (st.st_mode)) &&
+      (f->claim = file_claim_take (path, f->fd, &st)) == NULL)
+    goto err_fd;
   if (set_direct (m, f->fd, &st, direct) == -1 ||
       set_align (m, f->fd, &st) == -1)
     goto err_fd;
@@ -501,20 +516,23 @@ member_file_open (const char *path, enum member_direct direct)
       nbdkit_error ("member %s: size: %m", path);
     goto err_fd;
   }
-  f->dev = S_ISBLK (st.st_mode) ? st.st_rdev : st.st_dev;
-  f->ino = S_ISBLK (st.st_mode) ? 0 : st.st_ino;
   m->ops = &file_ops;
   m->can_fua = true;            /* RWF_DSYNC: Linux 4.7 */
   m->priv = f;
   return m;
 
  err_fd:
+  err = errno;                  /* EBUSY, a disk held elsewhere, is told */
   close (f->fd);
+  file_claim_release (f->claim);
+  errno = err;
  err:
+  err = errno;
   if (m)
     free (m->name);
   free (m);
   free (f);
+  errno = err;
   return NULL;
 }
 
@@ -523,7 +541,10 @@ file_same (const struct member *a, const struct member *b)
 {
   const struct file_member *fa = a->priv, *fb = b->priv;
 
-  return fa->dev == fb->dev && fa->ino == fb->ino;
+  /* The claims know a loop device's backing file: a file and a loop
+   * device over it are one disk too.
+   */
+  return file_claim_overlap (fa->claim, fb->claim);
 }
 
 /* A hole is a range with no data after its start, as far as

@@ -255,7 +255,7 @@ endif
 if HAVE_CHECK
 check_PROGRAMS += test_member
 TESTS += test_member
-test_member_SOURCES = test_member.c ../plugin/member.c ../plugin/md_badblocks.c ../plugin/member_file.c
+test_member_SOURCES = test_member.c ../plugin/member.c ../plugin/md_badblocks.c ../plugin/member_file.c ../plugin/member_file_claim.c
 test_member_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS) $(LIBURING_CFLAGS)
 test_member_LDFLAGS = -Wl,--wrap=malloc
 test_member_LDADD = $(LIBURING_LIBS) $(CHECK_LIBS) $(PTHREAD_LIBS)
@@ -328,6 +328,28 @@ TESTS += test-md-foreign.sh
 EXTRA_DIST += test-md-foreign.sh
 TESTS += test-replace-foreign.sh
 EXTRA_DIST += test-replace-foreign.sh
+# Exclusive claims: a second array on a running array's disks, by the
+# same paths, a symlink, a hard link, a loop device over a member file
+# and the file under a member loop device, is refused and writes
+# nothing; a replacement another array holds is refused; claims end
+# with the array; read-only arrays claim too.
+EXTRA_DIST += lib/claim.py
+TESTS += test-claim-same-path.py
+EXTRA_DIST += test-claim-same-path.py
+TESTS += test-claim-symlink.py
+EXTRA_DIST += test-claim-symlink.py
+TESTS += test-claim-hardlink.py
+EXTRA_DIST += test-claim-hardlink.py
+TESTS += test-claim-loop-over-member.py
+EXTRA_DIST += test-claim-loop-over-member.py
+TESTS += test-claim-file-under-loop.py
+EXTRA_DIST += test-claim-file-under-loop.py
+TESTS += test-claim-replace.py
+EXTRA_DIST += test-claim-replace.py
+TESTS += test-claim-after-stop.py
+EXTRA_DIST += test-claim-after-stop.py
+TESTS += test-claim-readonly.py
+EXTRA_DIST += test-claim-readonly.py
 EXTRA_DIST += vm/guest-md-check.sh
 TESTS += vm/test-vm-plugin-to-mdadm.sh
 EXTRA_DIST += vm/test-vm-plugin-to-mdadm.sh

@@ -47,14 +47,19 @@ for i in 0 1 2 3 4 5 6; do
 done
 members=("${devs[@]:0:6}") spare=${devs[6]}
 
-# flags_of PID DEV: the open flags (octal) of PID's descriptor for DEV.
+# flags_of PID DEV: the open flags (octal) of PID's descriptor for DEV
+# that carries its I/O, the one opened read-write: the array holds a
+# second, read-only one, its exclusive claim (O_EXCL), which never does.
 flags_of ()
 {
-    local fd
+    local fd f
     for fd in /proc/"$1"/fd/*; do
         if [ "$(readlink "$fd")" = "$2" ]; then
-            awk '/^flags:/ { print $2 }' /proc/"$1"/fdinfo/"${fd##*/}"
-            return
+            f=$(awk '/^flags:/ { print $2 }' /proc/"$1"/fdinfo/"${fd##*/}")
+            if (( (8#$f & 3) == 2 )); then
+                echo "$f"
+                return
+            fi
         fi
     done
 }

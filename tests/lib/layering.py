@@ -23,7 +23,7 @@ LAYERS = [
     ["md_badblocks"],
     ["geometry", "member", "md_bitmap_super", "control_command",
      "nbdkit_cmdline"],
-    ["member_nbd_connect"],
+    ["member_nbd_connect", "member_file_claim"],
     ["member_file", "member_nbd", "md_super", "signature"],
     ["member_table", "params", "md_identity"],
     ["stripe_cache", "md_bitmap", "missed_rows", "extents", "md_bblog"],
