@@ -117,6 +117,11 @@ EXTRA_DIST += test-service-rude-clients.py
 # load and started again loses no acknowledged write.
 TESTS += test-service-sigkill.py
 EXTRA_DIST += test-service-sigkill.py
+# A clean stop logs no line at error level: a start, writes and SIGTERM
+# with an idle client (the array still settles clean), SIGTERM during a
+# rebuild and during a resync.
+TESTS += test-service-stop-quiet.py
+EXTRA_DIST += test-service-stop-quiet.py
 # The OCF resource agent (ocf/nbdkit-raid), run as Pacemaker runs it on
 # md arrays whose members are remote: ocf-tester, validate-all's
 # refusals, a clean stop and a second head with nothing to resync, and
