@@ -93,6 +93,10 @@ EXTRA_DIST += test-ctl-fail-replace.py
 TESTS += test-rebuild-stop.py
 TSAN_TESTS += test-rebuild-stop.py
 EXTRA_DIST += test-rebuild-stop.py
+# The resync a kill during a rebuild leaves owed runs right after the
+# rebuild, and status, show and metrics say it is owed until then.
+TESTS += test-rebuild-resync-owed.py
+EXTRA_DIST += test-rebuild-resync-owed.py
 TESTS += test-ctl-relative.sh
 EXTRA_DIST += test-ctl-relative.sh
 # What ops tools read: nbdkit-raid-ctl metrics (Prometheus) against the
