@@ -499,6 +499,12 @@ status_json (struct array *a, struct jobs *js, FILE *f)
   print_members (a, &st, total, f);
   print_rebuild (a, &st, total, f);
   print_scrub (a, &st, total, f);
+  fprintf (f, ",\"resync_owed\":%s,\"resync_pending_reason\":",
+           st.resync_owed ? "true" : "false");
+  if (st.resync_pending)
+    fprintf (f, "\"%s\"", st.resync_pending);
+  else
+    fprintf (f, "null");
   print_bitmap (a, f);
   print_lost (a, f);
   print_io (f, array_counts (a), array_count_names, ARRAY_COUNTS);

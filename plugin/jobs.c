@@ -41,7 +41,14 @@
  *   resync   a repairing scrub of the rows an unclean shutdown may have
  *            left inconsistent: those the row record says (the
  *            write-intent bitmap's marks, or every row from md's
- *            checkpoint on).
+ *            checkpoint on).  It needs every member in sync, so it
+ *            follows md's order (md_check_recovery): recovery first,
+ *            then the resync.  At start-up it starts at once unless a
+ *            member is being rebuilt or has failed; a rebuild that
+ *            leaves every member in sync turns into the resync owed, in
+ *            the same thread (resync_after_rebuild), so that no start
+ *            is needed to pay it.  Until it has finished, status says
+ *            it is owed and what it waits for (jobs_resync_pending).
  *
  * Client requests keep priority: each row's lock is held only for that
  * row, and rebuild-rate caps the rebuild's and the resync's rate (bytes
@@ -678,13 +685,65 @@ job_end (struct jobs *js, struct job *j, bool finished)
   js->job = NULL;
 }
 
+/* Job j, whose parameters are filled in, is the running one from now;
+ * lock held.
+ */
+static void
+job_begin (struct jobs *js, struct job *j)
+{
+  j->js = js;
+  j->stop = false;
+  j->start = now_ns ();
+  js->job = j;
+}
+
+/* The scrub job's parameters; lock held, no job running.  The last
+ * scrub's result is lost: the caller keeps a copy if it may refuse.
+ */
+static struct job *
+scrub_job_fill (struct jobs *js, bool repair, bool resync)
+{
+  struct job *j = &js->scrub_job;
+
+  memset (j, 0, sizeof *j);
+  j->kind = JOB_SCRUB;
+  j->member = -1;
+  j->repair = repair;
+  j->resync = resync;
+  j->rows_total = resync ? row_record_resync_rows (js->a->rows)
+    : js->a->g.stripes;
+  return j;
+}
+
+/* md's order after recovery: the resync an unclean shutdown left owed
+ * (md_check_recovery starts it once no spare needs recovery).  When the
+ * rebuild that ends leaves every member in sync, the resync's job is
+ * filled in and becomes the running one, for the rebuild's thread to
+ * run; NULL if none is owed or it cannot run yet.  Lock held.
+ */
+static struct job *
+resync_after_rebuild (struct jobs *js)
+{
+  struct array *a = js->a;
+  struct job *j;
+
+  if (a->readonly || !md_array_needs_resync (a->md) ||
+      members_failed (&a->ms) > 0 || members_rebuilding (&a->ms) >= 0)
+    return NULL;
+  j = scrub_job_fill (js, true, true);
+  job_begin (js, j);
+  js->scrubbed = true;
+  return j;
+}
+
 /* The next member to rebuild (its index, and in *serial its serial), or -1;
  * when none is left the job ends, both decided under the lock so that a
  * replace cannot slip in between, and the member and the row to start
  * from are read together.
  */
 static int
-next_or_finish (struct jobs *js, struct job *j, uint64_t *serial)
+next_or_finish (struct jobs *js, struct job *j, uint64_t *serial,
+                struct job **resync)
 {
   struct members *ms = &js->a->ms;
   ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&js->lock);
@@ -709,8 +768,10 @@ next_or_finish (struct jobs *js, struct job *j, uint64_t *serial)
                     "from there, the bitmap's only below", i, m->name,
                     j->whole_from);
   }
-  else
+  else {
     js->job = NULL;
+    *resync = stopping (j) ? NULL : resync_after_rebuild (js);
+  }
   return i;
 }
 
@@ -720,25 +781,31 @@ job_thread (void *arg)
   struct job *j = arg;
   struct jobs *js = j->js;
   uint64_t serial;
+  bool finished;
   int i;
 
-  if (j->kind == JOB_SCRUB) {
-    bool finished = scrub (js, j);
+  if (j->kind == JOB_REBUILD) {
+    struct job *resync = NULL;
 
-    if (finished && j->repair) {
-      MEMBERS_READ_FOR_CURRENT_SCOPE (&js->a->ms);
-
-      md_array_resynced (js->a->md);
-    }
-    job_end (js, j, finished);
-    return NULL;
+    while ((i = next_or_finish (js, j, &serial, &resync)) >= 0)
+      if (rebuild_member (js, j, i, serial) == -1) {
+        /* Too few readable members: leave it rebuilding rather than spin. */
+        job_end (js, j, false);
+        return NULL;
+      }
+    if (resync == NULL)
+      return NULL;
+    nbdkit_debug ("raid: every member is in sync: resyncing the %" PRIu64
+                  " rows an unclean shutdown left", resync->rows_total);
+    j = resync;
   }
-  while ((i = next_or_finish (js, j, &serial)) >= 0)
-    if (rebuild_member (js, j, i, serial) == -1) {
-      /* Too few readable members: leave it rebuilding rather than spin. */
-      job_end (js, j, false);
-      break;
-    }
+  finished = scrub (js, j);
+  if (finished && j->repair) {
+    MEMBERS_READ_FOR_CURRENT_SCOPE (&js->a->ms);
+
+    md_array_resynced (js->a->md);
+  }
+  job_end (js, j, finished);
   return NULL;
 }
 
@@ -758,10 +825,7 @@ job_start (struct jobs *js, struct job *j, char **why)
     pthread_join (js->thread, NULL);
     js->joinable = false;
   }
-  j->js = js;
-  j->stop = false;
-  j->start = now_ns ();
-  js->job = j;
+  job_begin (js, j);
   if (pthread_create (&js->thread, NULL, job_thread, j)) {
     js->job = NULL;
     *why = "cannot start a thread";
@@ -1017,12 +1081,7 @@ scrub_start (struct jobs *js, bool repair, bool resync, char **why)
     return -1;
   }
   last = *j;
-  memset (j, 0, sizeof *j);
-  j->kind = JOB_SCRUB;
-  j->member = -1;
-  j->repair = repair;
-  j->resync = resync;
-  j->rows_total = resync ? row_record_resync_rows (a->rows) : a->g.stripes;
+  scrub_job_fill (js, repair, resync);
   r = job_start (js, j, why);
   if (r == 0)
     js->scrubbed = true;
@@ -1079,10 +1138,11 @@ readd_stale_members (struct jobs *js)
   }
 }
 
-/* A half-rebuilt member is rebuilt first, then stale
- * members given at start-up are re-added; the resync of an unclean array
- * (a repairing scrub of the rows the bitmap marks, or of all) needs every
- * member readable, so it waits for a later start.
+/* A half-rebuilt member is rebuilt first, then stale members given at
+ * start-up are re-added; the resync of an unclean array (a repairing
+ * scrub of the rows the bitmap marks, or of all) needs every member in
+ * sync, so it follows their rebuild (resync_after_rebuild), or, while a
+ * member has failed, the rebuild of its replacement.
  */
 int
 jobs_after_fork (struct jobs *js)
@@ -1095,7 +1155,7 @@ jobs_after_fork (struct jobs *js)
   if (members_rebuilding (&a->ms) >= 0 && rebuild_resume (js) == -1)
     return -1;
   readd_stale_members (js);
-  if (members_rebuilding (&a->ms) >= 0)
+  if (members_rebuilding (&a->ms) >= 0 || members_failed (&a->ms) > 0)
     return 0;
   if (md_array_needs_resync (a->md) && resync_start (js, &why) == -1) {
     nbdkit_error ("raid: cannot start the resync: %s", why);
@@ -1156,6 +1216,23 @@ owed_rows (struct array *a, const struct member *m, enum member_state st)
   }
 }
 
+/* What an owed resync waits for (jobs.h says each); lock held. */
+static const char *
+jobs_resync_pending (struct jobs *js)
+{
+  struct array *a = js->a;
+
+  if (js->job && js->job->kind == JOB_SCRUB && js->job->resync)
+    return NULL;
+  if (a->readonly)
+    return "read-only";
+  if (members_failed (&a->ms) > 0)
+    return "degraded";
+  if (members_rebuilding (&a->ms) >= 0)
+    return "rebuild";
+  return "stopped";
+}
+
 /* Under the lock: the jobs' parameters cannot change while it is held,
  * and the member table changes only under it (replace), so the states
  * agree with the members listed even while a rebuild finishes.
@@ -1203,4 +1280,6 @@ jobs_status (struct jobs *js, struct jobs_status *st)
     atomic_load_explicit (&sc->lost_bytes, memory_order_relaxed);
   st->scrub_nbad = atomic_load_explicit (&sc->nbad, memory_order_acquire);
   memcpy (st->scrub_bad, sc->bad, st->scrub_nbad * sizeof sc->bad[0]);
+  st->resync_owed = md_array_needs_resync (js->a->md);
+  st->resync_pending = st->resync_owed ? jobs_resync_pending (js) : NULL;
 }

@@ -84,6 +84,16 @@ struct jobs_status {
   uint64_t scrub_unreadable_bytes, scrub_lost_bytes;
   size_t scrub_nbad;
   struct { uint64_t stripe; int member; } scrub_bad[JOBS_MAX_BAD_DATA];
+  /* A resync an unclean shutdown left is owed until it finishes; while
+   * it does not run, what it waits for (jobs.c, jobs_resync_pending):
+   * "degraded" (a member has failed: it runs after the replacement's
+   * rebuild), "rebuild" (it runs when the rebuild finishes), "read-only"
+   * (at the next start read-write), "stopped" (scrub stop, or a scrub
+   * check ran: 'scrub repair' or the next start runs it); NULL while it
+   * runs or when none is owed.
+   */
+  bool resync_owed;
+  const char *resync_pending;
 };
 void jobs_status (struct jobs *js, struct jobs_status *st);
 

@@ -705,8 +705,13 @@ take_clean (struct members *ms, const struct array_config *cfg,
                     members_failed (ms), rebuilding_members (ms));
       return -1;
     }
-    nbdkit_error ("raid: starting a dirty degraded array (force=true)");
-    md->needs_resync = false;
+    /* md keeps the resync owed (recovery_cp) and runs it once the
+     * members are in sync again: so do we (jobs.c), and until then the
+     * superblocks stay active.
+     */
+    nbdkit_error ("raid: starting a dirty degraded array (force=true): its "
+                  "parity is resynchronised once every member is in sync "
+                  "again");
   }
   return 0;
 }

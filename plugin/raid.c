@@ -25,21 +25,36 @@
  * client that stays idle (the kernel's nbd-client, a qemu that is not
  * writing) keeps it waiting, and a service manager ends that with
  * SIGKILL (nbdkit 1.32; see nbdkit-raid-plugin(1), SERVICE).  So the
- * array does not wait for unload to be clean: a thread of ours sleeps
- * in nbdkit_nanosleep, which returns ESHUTDOWN as soon as nbdkit is
- * stopping, and from then on settles the array every SETTLE_MS (flush,
- * superblocks clean: array_settle), which also catches a request that
- * was already read when the signal came.  A SIGKILL after that loses
- * nothing and leaves nothing to resync.  (nbdkit logs "aborting sleep
- * because of server shut down" as an error when that sleep ends: that
- * line is this thread's, once per stop, and harmless.  nbdkit_nanosleep
- * is the only way nbdkit 1.32 tells a plugin that it is stopping.)
+ * array does not wait for unload to be clean: a thread of ours (settle)
+ * waits for the stop, and from then on settles the array every
+ * SETTLE_MS (flush, superblocks clean: array_settle), which also catches
+ * a request that was already read when the signal came.  A SIGKILL
+ * after that loses nothing and leaves nothing to resync.
+ *
+ * How the thread learns of the stop.  nbdkit tells a plugin only
+ * through nbdkit_nanosleep, which returns ESHUTDOWN once nbdkit is
+ * stopping, but logs "aborting sleep because of server shut down" as an
+ * error as it does (1.32 to 1.42): a line at every clean stop, which
+ * monitoring that alerts on error lines takes for a failure.  So the
+ * thread does not sleep in it.  nbdkit stops on SIGINT, SIGQUIT, SIGTERM
+ * and SIGHUP, whose handlers it installs before after_fork
+ * (server/signals.c; a service manager's stop, --exit-with-parent's
+ * parent death signal and --run's end all send SIGTERM): after_fork
+ * chains a handler of ours in front of each (stop_signal), which calls
+ * nbdkit's and then writes a byte to a pipe the thread polls.  unload
+ * puts nbdkit's handlers back before anything of ours goes away.  A stop
+ * nbdkit decides without a signal (a filter calling nbdkit_shutdown,
+ * --once after its connection) is not seen: the array then settles in
+ * unload, which that stop reaches once the last client has gone.
  */
 
 #include <config.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,35 +85,91 @@ static pthread_t settle_thread;
 static bool settle_running;
 static _Atomic bool settle_stopping;
 
+/* The signals nbdkit stops on, and its handlers for them. */
+static const int stop_signals[] = { SIGINT, SIGQUIT, SIGTERM, SIGHUP };
+#define NSTOP_SIGNALS (sizeof stop_signals / sizeof stop_signals[0])
+static struct sigaction nbdkit_action[NSTOP_SIGNALS];
+static bool chained[NSTOP_SIGNALS];
+static int stop_pipe[2] = { -1, -1 };   /* the handler writes, settle reads */
+
+/* nbdkit's handler first (it sets its own quit), then the pipe: a
+ * non-blocking write, since a full pipe already holds the news.  Only
+ * async-signal-safe calls.
+ */
+static void
+stop_signal (int sig, siginfo_t *info, void *ctx)
+{
+  int saved_errno = errno;
+  char c = 0;
+
+  for (size_t k = 0; k < NSTOP_SIGNALS; k++)
+    if (stop_signals[k] == sig) {
+      if (nbdkit_action[k].sa_flags & SA_SIGINFO)
+        nbdkit_action[k].sa_sigaction (sig, info, ctx);
+      else
+        nbdkit_action[k].sa_handler (sig);
+    }
+  if (write (stop_pipe[1], &c, 1) == -1) {
+    /* EAGAIN: a byte is there already. */
+  }
+  errno = saved_errno;
+}
+
+/* In front of each handler nbdkit installed; a signal nbdkit does not
+ * handle is left alone (it does not stop nbdkit).
+ */
+static void
+stop_signals_chain (void)
+{
+  for (size_t k = 0; k < NSTOP_SIGNALS; k++) {
+    struct sigaction *old = &nbdkit_action[k], ours;
+
+    if (sigaction (stop_signals[k], NULL, old) == -1 ||
+        (!(old->sa_flags & SA_SIGINFO) &&
+         (old->sa_handler == SIG_DFL || old->sa_handler == SIG_IGN)))
+      continue;
+    ours = *old;
+    ours.sa_flags |= SA_SIGINFO;
+    ours.sa_sigaction = stop_signal;
+    chained[k] = sigaction (stop_signals[k], &ours, NULL) == 0;
+  }
+}
+
+static void
+stop_signals_unchain (void)
+{
+  for (size_t k = 0; k < NSTOP_SIGNALS; k++)
+    if (chained[k]) {
+      sigaction (stop_signals[k], &nbdkit_action[k], NULL);
+      chained[k] = false;
+    }
+}
+
+/* Until the pipe has a byte: nbdkit is stopping, or unload wakes us. */
+static void
+wait_for_stop (void)
+{
+  struct pollfd p = { .fd = stop_pipe[0], .events = POLLIN };
+
+  while (poll (&p, 1, -1) == -1 && errno == EINTR)
+    ;
+}
+
 /* See "Stopping while clients are connected" above. */
 static void *
 settle (void *arg)
 {
   bool settled = false;
 
+  wait_for_stop ();
   while (!atomic_load (&settle_stopping)) {
-    if (nbdkit_nanosleep (0, SETTLE_MS * 1000000) == 0)
-      continue;
-    if (errno != ESHUTDOWN) {
-      /* Not the stop but a failure of the call itself (EFAULT under
-       * valgrind's memcheck): wait as long anyway, never spin, and ask
-       * again.
-       */
-      struct timespec ts = { .tv_nsec = SETTLE_MS * 1000000 };
+    struct timespec ts = { .tv_nsec = SETTLE_MS * 1000000 };
+    bool clean = array_settle (array);
 
-      nanosleep (&ts, NULL);
-      continue;
-    }
-    /* nbdkit is stopping: nbdkit_nanosleep returns at once from now on. */
-    while (!atomic_load (&settle_stopping)) {
-      struct timespec ts = { .tv_nsec = SETTLE_MS * 1000000 };
-      bool clean = array_settle (array);
-
-      if (clean && !settled)
-        nbdkit_debug ("raid: stopping: the array is clean");
-      settled = clean;
-      nanosleep (&ts, NULL);
-    }
+    if (clean && !settled)
+      nbdkit_debug ("raid: stopping: the array is clean");
+    settled = clean;
+    nanosleep (&ts, NULL);
   }
   return NULL;
 }
@@ -106,22 +177,42 @@ settle (void *arg)
 static int
 settle_start (void)
 {
+  if (pipe2 (stop_pipe, O_CLOEXEC | O_NONBLOCK) == -1) {
+    nbdkit_error ("raid: pipe2: %m");
+    return -1;
+  }
   if (pthread_create (&settle_thread, NULL, settle, NULL)) {
     nbdkit_error ("raid: cannot start a thread");
     return -1;
   }
   settle_running = true;
+  stop_signals_chain ();
   return 0;
 }
 
+/* nbdkit's handlers go back first: no handler of ours runs once the
+ * thread has been joined (joining takes a settle round at most), and the
+ * pipe is closed only then.
+ */
 static void
 settle_stop (void)
 {
+  char c = 0;
+
+  stop_signals_unchain ();
   if (settle_running) {
     atomic_store (&settle_stopping, true);
+    if (write (stop_pipe[1], &c, 1) == -1) {
+      /* EAGAIN: a byte is there already. */
+    }
     pthread_join (settle_thread, NULL);
     settle_running = false;
   }
+  for (int k = 0; k < 2; k++)
+    if (stop_pipe[k] >= 0) {
+      close (stop_pipe[k]);
+      stop_pipe[k] = -1;
+    }
 }
 
 /* libparity's reports (an implementation that failed its self-test and

@@ -93,6 +93,10 @@ EXTRA_DIST += test-ctl-fail-replace.py
 TESTS += test-rebuild-stop.py
 TSAN_TESTS += test-rebuild-stop.py
 EXTRA_DIST += test-rebuild-stop.py
+# The resync a kill during a rebuild leaves owed runs right after the
+# rebuild, and status, show and metrics say it is owed until then.
+TESTS += test-rebuild-resync-owed.py
+EXTRA_DIST += test-rebuild-resync-owed.py
 TESTS += test-ctl-relative.sh
 EXTRA_DIST += test-ctl-relative.sh
 # What ops tools read: nbdkit-raid-ctl metrics (Prometheus) against the
@@ -117,6 +121,11 @@ EXTRA_DIST += test-service-rude-clients.py
 # load and started again loses no acknowledged write.
 TESTS += test-service-sigkill.py
 EXTRA_DIST += test-service-sigkill.py
+# A clean stop logs no line at error level: a start, writes and SIGTERM
+# with an idle client (the array still settles clean), SIGTERM during a
+# rebuild and during a resync.
+TESTS += test-service-stop-quiet.py
+EXTRA_DIST += test-service-stop-quiet.py
 # The OCF resource agent (ocf/nbdkit-raid), run as Pacemaker runs it on
 # md arrays whose members are remote: ocf-tester, validate-all's
 # refusals, a clean stop and a second head with nothing to resync, and

@@ -15,8 +15,12 @@ member 3 with a quote, a backslash and a line feed in its path):
   - member 0 failing reads: its read errors count, it is failed with a
     timestamp, the clients saw no error;
   - a rebuild throttled to RATE: node_md_state recovering, blocks_synced
-    growing; the finish estimate and the speed, in the metrics, in show
-    and in every line of wait, agree with RATE and what is left;
+    growing; the member being rebuilt counted as node_exporter counts it
+    on md (/proc/mdstat gives it neither (F) nor (S) and leaves it out of
+    [n/m]; md/degraded counts it): node_md_disks active n - 1, failed 0,
+    spare 0, node_md_degraded 1, node_md_raid_disks n; the finish
+    estimate and the speed, in the metrics, in show and in every line of
+    wait, agree with RATE and what is left;
   - a scrub after one P page was corrupted: mismatch_cnt 1.
 """
 
@@ -114,6 +118,8 @@ with faults.Test(timeout=120) as hz:
     for state, want in (("active", n), ("failed", 0), ("spare", 0)):
         expect(m, "node_md_disks", want, state=state)
     expect(m, "node_md_disks_required", n)
+    expect(m, "node_md_raid_disks", n)
+    expect(m, "node_md_degraded", 0)
     expect(m, "node_md_blocks", arr.size // K)
     expect(m, "node_md_blocks_synced", arr.size // K)
     expect(m, "nbdkit_raid_info", 1, level="raid6", layout="left-symmetric")
@@ -133,6 +139,7 @@ with faults.Test(timeout=120) as hz:
     expect(m, "nbdkit_raid_errors_total", 0, op="read")
     for state, want in (("active", n - 1), ("failed", 1)):
         expect(m, "node_md_disks", want, state=state)
+    expect(m, "node_md_degraded", 1)
     expect(m, "nbdkit_raid_degraded", 1)
     expect(m, "nbdkit_raid_member_state", 1, member=0, name=members[0].disk,
            state="failed")
@@ -159,6 +166,10 @@ with faults.Test(timeout=120) as hz:
             continue
         expect(m, "node_md_state", 1, state="recovering")
         expect(m, "node_md_state", 0, state="active")
+        for state, want in (("active", n - 1), ("failed", 0), ("spare", 0)):
+            expect(m, "node_md_disks", want, state=state)
+        expect(m, "node_md_degraded", 1)
+        expect(m, "node_md_raid_disks", n)
         synced = get(m, "node_md_blocks_synced")
         assert 0 < synced < arr.size // K, synced
         done = get(m, "nbdkit_raid_member_recovered_bytes", member=0)
@@ -192,6 +203,7 @@ with faults.Test(timeout=120) as hz:
     m = scrape(arr)
     expect(m, "node_md_state", 1, state="active")
     expect(m, "node_md_disks", n, state="active")
+    expect(m, "node_md_degraded", 0)
     expect(m, "nbdkit_raid_rebuild_running", 0)
     expect(m, "nbdkit_raid_member_resynced_bytes", msize, member=0)
     assert not any(k[0] == "nbdkit_raid_rebuild_finish_seconds" for k in m)
