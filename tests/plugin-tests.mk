@@ -749,3 +749,12 @@ EXTRA_DIST += test-md-logical-block-size.py
 # log is on disk before the reply.
 TESTS += test-media-kill.py
 EXTRA_DIST += test-media-kill.py
+TESTS += test-spare-takeover.py
+EXTRA_DIST += test-spare-takeover.py
+TESTS += test-spare-second-failure.py
+EXTRA_DIST += test-spare-second-failure.py
+TESTS += test-spare-restart.py
+EXTRA_DIST += test-spare-restart.py
+TESTS += test-spare-ctl.py
+EXTRA_DIST += test-spare-ctl.py
+EXTRA_DIST += lib/spares.py
