@@ -758,3 +758,5 @@ EXTRA_DIST += test-spare-restart.py
 TESTS += test-spare-ctl.py
 EXTRA_DIST += test-spare-ctl.py
 EXTRA_DIST += lib/spares.py
+TESTS += test-spare-readd.py
+EXTRA_DIST += test-spare-readd.py
