@@ -14,9 +14,8 @@ spare takes role i, its file becomes paths[i], so that raidcheck.py
 checks the members as the array holds them now.
 """
 
-import time
-
-import faults
+import faults  # noqa: F401 (the tests' harness, imported first)
+import readd
 import workload as wl
 
 K, M = 1024, 1024 * 1024
@@ -24,12 +23,8 @@ DATA = 4 * M                     # of each member; data_offset is md's 1M
 REMOTE = 1
 
 
-def wait_until(pred, timeout, what, poll=0.05):
-    end = time.monotonic() + timeout
-    while not pred():
-        if time.monotonic() > end:
-            raise AssertionError("timed out: " + what)
-        time.sleep(poll)
+# The end checks and the wait of the re-add tests: the same oracles.
+wait_until = readd.wait_until
 
 
 class Case:
@@ -65,13 +60,6 @@ class Case:
         self.paths[i] = sp.path
         return sp
 
-    def check_end(self, what):
-        """Every byte the shadow; scrub check 0 mismatches; stopped, every
-        member file's rows right (raidcheck.py) and holding the shadow."""
-        wl.compare_all(self.arr, self.shadow, what)
-        self.ctl.ok("scrub check")
-        sc = self.ctl.finished_scrub()["scrub"]
-        assert sc["mismatch_cnt"] == 0 and sc["bad_data"] == [], \
-            "%s: scrub check: %s" % (what, sc)
-        assert self.arr.stop(grace=30) in (0, None), what
-        faults.check_members(self.arr, self.paths, self.shadow, what)
+    # Every byte the shadow; scrub check 0 mismatches; stopped, every
+    # member file's rows right (raidcheck.py) and holding the shadow.
+    check_end = readd.Case.check_end
