@@ -358,6 +358,13 @@ TESTS += vm/test-vm-md-removes-readd.sh
 EXTRA_DIST += vm/test-vm-md-removes-readd.sh vm/guest-md-remove.sh \
 	vm/readd-removed.py
 
+# md's hot spares between the plugin and Linux md (a guest): the
+# plugin's spare examined, assembled and rebuilt onto by md; mdadm's
+# (-x 1) assembled by the plugin and rebuilt onto after "fail 0".
+TESTS += vm/test-vm-md-spares.sh
+EXTRA_DIST += vm/test-vm-md-spares.sh vm/guest-md-spares.sh \
+	vm/spares-host.py
+
 # The export as a VM's disk through qemu's own NBD client: ext4 written
 # while two members are failed and replaced and nbdkit is killed and
 # started again under qemu's reconnect-delay.
