@@ -27,14 +27,15 @@ DISKS="d0 d1 d2 s0"
 
 # ex FILE FIELD: a field of mdadm --examine or --detail output.
 ex () { awk -F' : ' -v f="$2" '{ k = $1; gsub(/^ +| +$/, "", k) } k == f { print $2; exit }' "$1"; }
-# show NAME: each disk's role and events, as --examine said.
+# show NAME: each disk's role, events, features and checksum verdict,
+# as --examine said.
 show ()
 {
     local x e
     for x in $DISKS; do
         e=$out/$1-examine-$x.txt
         [ -s "$e" ] || continue
-        echo "$1-$x: Device Role : $(ex "$e" 'Device Role'); Events : $(ex "$e" Events); Array State : $(ex "$e" 'Array State')"
+        echo "$1-$x: Device Role : $(ex "$e" 'Device Role'); Events : $(ex "$e" Events); Feature Map : $(ex "$e" 'Feature Map'); Checksum : $(ex "$e" Checksum)"
     done
 }
 # disks NAME: the lines of mdadm --detail's device table.
