@@ -343,6 +343,14 @@ write_spares (struct md_array *md, struct md_super *sb)
       }
       sp->wipe = false;
     }
+    if (sp->bitmap_due && md->bitmap) {
+      if (md_bitmap_write_spare (md->bitmap, sp->m) == -1) {
+        members_io_error (sp->m, MEMBER_WRITE, errno ? errno : EIO);
+        r = -1;
+        continue;
+      }
+      sp->bitmap_due = false;
+    }
     if (md_identity_write_super (sp->m, sb) == -1) {
       members_io_error (sp->m, MEMBER_WRITE, errno ? errno : EIO);
       r = -1;
@@ -699,7 +707,9 @@ md_array_spare_add (struct md_array *md, struct member *m, char *msg,
       return -1;
     }
     sp = &md->spare[md->nspares];
-    *sp = (struct md_spare) { .m = m, .serial = m->serial, .taking = -1 };
+    *sp = (struct md_spare) {
+      .m = m, .serial = m->serial, .taking = -1, .bitmap_due = true,
+    };
     if (known && slot_free (md, own.dev_number)) {
       sp->dev_number = own.dev_number;
       memcpy (sp->device_uuid, own.device_uuid, 16);

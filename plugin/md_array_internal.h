@@ -106,6 +106,7 @@ struct md_array {
     uint8_t device_uuid[16];
     uint64_t data_size;         /* its own superblock's, or 0: member_room */
     bool wipe;                  /* other versions' superblocks to zero */
+    bool bitmap_due;            /* the bitmap to write (md_bitmap.c) */
     int taking;
   } spare[MEMBERS_MAX_SPARES];
   _Atomic bool clean;           /* as the superblocks say; written under

@@ -67,8 +67,18 @@ out=$tmpdir/out
 vm_guest spares "$out" "$vm_dir/guest-md-spares.sh" "${initrd_files[@]}" || exit 1
 
 # What md said of the plugin's array, for the log: each disk's role and
-# the spare's whole --examine.
+# the spare's whole --examine.  mdadm finds every disk's superblock
+# right: a spare whose superblock says there is a bitmap must carry one,
+# or mdadm drops the bit and the checksum no longer matches.
 show pm
+for x in $DISKS; do
+    e=$out/pm-examine-$x.txt
+    [ -s "$e" ] || { fail "pm-$x: no mdadm --examine"; continue; }
+    case $(ex "$e" Checksum) in
+        *" - correct") ;;
+        *) fail "pm-$x: mdadm --examine: Checksum : $(ex "$e" Checksum)" ;;
+    esac
+done
 [ -s "$out/pm-examine-s0.txt" ] && echo "pm-s0: mdadm --examine:"
 [ -s "$out/pm-examine-s0.txt" ] && sed 's/^/    /' "$out/pm-examine-s0.txt"
 for f in pm-detail pm-detail-rebuilt; do
