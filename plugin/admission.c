@@ -35,6 +35,12 @@
  *                                  refusing to overwrite it (replace N
  *                                  PATH force does)"; one that cannot be
  *                                  read: "cannot read NAME: ERROR"
+ *   spare        foreign           as a replacement: checked when the
+ *                                  spare is added (spare=, add-spare N
+ *                                  PATH; "NAME carries WHAT: refusing to
+ *                                  use it as a spare"), and again when it
+ *                                  takes a role, since it may have been
+ *                                  written meanwhile by something else
  *   forced       (none beyond      replace N PATH force: the operator says
  *                every disk's)     what the disk carries may go
  *   re-add       same disk         one that is not role i's disk as it was
@@ -61,6 +67,15 @@
  *     it is (member_same: inode, server and export), never by its name,
  *     and against every role but i: role i's own disk may come back.  md
  *     refuses a device the array holds already (EEXIST).
+ *   - spare: a spare is a replacement chosen in advance: when a role
+ *     fails it is rebuilt over without anyone asked, so it passes every
+ *     rule a replacement passes, when it is added (against every role:
+ *     size and room are the same for all) and again when it takes one
+ *     (md's remove_and_add_spares checks nothing more than that the
+ *     device is a working spare: it trusts what mdadm --add checked; we
+ *     read it again, which costs one superblock read).  Its own
+ *     superblock, this array's with role spare, is not foreign.  There
+ *     is no force: a disk that must be overwritten is given by replace.
  *   - foreign: the rebuild overwrites the whole disk.  mdadm --create
  *     asks before it overwrites a disk that appears to be part of a raid
  *     array or to hold a filesystem or a partition table; the control
@@ -97,8 +112,9 @@
  * is not "missing"; after admission, under the jobs' lock, that the role
  * is still failed (and for a re-add still held by the same failed
  * member), no scrub runs and the member table has room (install_
- * replacement).  A new kind of disk (a hot spare, a disk for growing
- * the array) adds a kind and its rules here, and its action in jobs.c.
+ * replacement).  A new kind of disk (a disk for growing the array) adds
+ * a kind and its rules here, and its action in jobs.c, as the hot spare
+ * did.
  *
  * Locking: none of its own.  admission_check runs in the caller's reader
  * section (the members it compares against stay open) but outside the
@@ -111,6 +127,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,8 +176,8 @@ fits (struct array *a, int i, struct member *m, const char *name, char *msg,
  * disk, a partitioned disk, a filesystem (message in msg).
  */
 static int
-foreign (struct array *a, struct member *m, const char *name, char *msg,
-         size_t len)
+foreign (struct array *a, struct member *m, const char *name, bool spare,
+         char *msg, size_t len)
 {
   char what[256];
 
@@ -168,8 +185,13 @@ foreign (struct array *a, struct member *m, const char *name, char *msg,
   case 0:
     return 0;
   case 1:
-    snprintf (msg, len, "%s carries %s: refusing to overwrite it (replace "
-              "N PATH force does)", name, what);
+    if (spare)
+      snprintf (msg, len, "%s carries %s: refusing to use it as a spare "
+                "(wipe it first, or give it by replace N PATH force)", name,
+                what);
+    else
+      snprintf (msg, len, "%s carries %s: refusing to overwrite it (replace "
+                "N PATH force does)", name, what);
     return 1;
   default:
     snprintf (msg, len, "cannot read %s: %s", name, member_strerror (errno));
@@ -293,7 +315,9 @@ admission_check (struct array *a, int i, struct member *m, const char *name,
   case ADMISSION_READD:
     return readd_allowed (a, i, m, name, msg, len);
   case ADMISSION_REPLACEMENT:
-    return foreign (a, m, name, msg, len) != 0 ? -1 : 0;
+  case ADMISSION_SPARE:
+    return foreign (a, m, name, how == ADMISSION_SPARE, msg, len) != 0
+      ? -1 : 0;
   case ADMISSION_FORCED:
     break;
   }

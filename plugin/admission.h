@@ -21,10 +21,14 @@ enum admission_kind {
                                    carries */
   ADMISSION_READD,              /* re-add N: the role's own disk, opened
                                    again by its name */
+  ADMISSION_SPARE,              /* a hot spare: added (spare=, add-spare;
+                                   role -1: it must fit every role), or
+                                   taking failed role i; refused as a
+                                   replacement is */
 };
 
-/* Whether m, opened from name, may take failed role i of array a, taken
- * `how`: 0, or -1 with the refusal, naming the disk, in msg.  A re-add
+/* Whether m, opened from name, may take failed role i of array a (a
+ * spare being added: i = -1, any role), taken `how`: 0, or -1 with the refusal, naming the disk, in msg.  A re-add
  * that is admitted has m's readd_whole_from set (the row from which its
  * re-add rebuilds every row).  Writes nothing to any member of the
  * array; a re-added disk's first 4 KiB are written back as read.  In a

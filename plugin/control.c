@@ -8,7 +8,7 @@
  * object; nbdkit-raid-ctl(1) is the command-line client.
  *
  *   status, fail N [force], replace N PATH|URI [force], re-add N,
- *   scrub check|repair|stop
+ *   add-spare PATH|URI, remove-spare N, scrub check|repair|stop
  *
  * (the language is control_command.c's).  A line is at most 4095 bytes
  * and its newline; a longer one, or one with a NUL byte, is refused whole
@@ -407,9 +407,36 @@ print_members (struct array *a, const struct jobs_status *st,
     json_string (f, st->member[i].m->name);
     fprintf (f, ",\"state\":\"%s\",\"recovery_offset\":%" PRIu64,
              state_name (s), rec);
+    if (st->member[i].from_spare)
+      fprintf (f, ",\"from_spare\":true");
     print_member_repair (a, st, i, f);
     print_bad_blocks (st->member[i].m, f);
     print_io (f, st->member[i].m->io, member_count_names, MEMBER_COUNTS);
+    fprintf (f, "}");
+  }
+  fprintf (f, "]");
+}
+
+/* "spares": the hot spares, in the order remove-spare counts them; a
+ * spare that failed (refused when it was to take a role, or broken
+ * while it waited) takes no role and says why.
+ */
+static void
+print_spares (const struct jobs_status *st, FILE *f)
+{
+  fprintf (f, ",\"spares\":[");
+  for (int k = 0; k < st->nspares; k++) {
+    const char *why;
+    int64_t when;
+
+    fprintf (f, "%s{\"index\":%d,\"name\":", k ? "," : "", k);
+    json_string (f, st->spare[k].m->name);
+    fprintf (f, ",\"state\":\"%s\"",
+             st->spare[k].state == MEMBER_FAILED ? "failed" : "spare");
+    if (member_failure (st->spare[k].m, &why, &when)) {
+      fprintf (f, ",\"reason\":");
+      json_string (f, why);
+    }
     fprintf (f, "}");
   }
   fprintf (f, "]");
@@ -497,6 +524,7 @@ status_json (struct array *a, struct jobs *js, FILE *f)
 
   jobs_status (js, &st);
   print_members (a, &st, total, f);
+  print_spares (&st, f);
   print_rebuild (a, &st, total, f);
   print_scrub (a, &st, total, f);
   fprintf (f, ",\"resync_owed\":%s,\"resync_pending_reason\":",
@@ -542,6 +570,12 @@ command (struct array *a, struct jobs *js, char *line, FILE *f)
     break;
   case CONTROL_SCRUB_STOP:
     jobs_scrub_stop (js);
+    break;
+  case CONTROL_ADD_SPARE:
+    r = jobs_add_spare (js, cmd.path, &why);
+    break;
+  case CONTROL_REMOVE_SPARE:
+    r = jobs_remove_spare (js, cmd.member, &why);
     break;
   }
   if (r == 0)

@@ -9,6 +9,8 @@
  *                              resyncing what it missed (the
  *                              bitmap's or the in-memory marks)
  *   scrub check|repair|stop    verify (and fix) parity in the background
+ *   add-spare PATH|URI         a hot spare: rebuilt onto when a member fails
+ *   remove-spare N             spare N (status's index) leaves the array
  *
  * Words are separated by blanks; a member index is decimal digits only.
  * The parser only reads the line: what a command does, and whether the
@@ -81,14 +83,26 @@ control_command_parse (char *line, struct control_command *cmd,
   else if (n == 2 && strcmp (words[0], "scrub") == 0 &&
            strcmp (words[1], "stop") == 0)
     cmd->verb = CONTROL_SCRUB_STOP;
+  else if (n == 2 && strcmp (words[0], "add-spare") == 0) {
+    cmd->verb = CONTROL_ADD_SPARE;
+    cmd->path = words[1];
+  }
+  else if (n == 2 && strcmp (words[0], "remove-spare") == 0) {
+    cmd->verb = CONTROL_REMOVE_SPARE;
+    cmd->member = parse_index (words[1]);
+  }
   else {
     *why = "unknown command (status, fail N [force], replace N PATH [force], "
-      "re-add N, scrub check|repair|stop)";
+      "re-add N, add-spare PATH, remove-spare N, scrub check|repair|stop)";
     return -1;
   }
   if ((cmd->verb == CONTROL_FAIL || cmd->verb == CONTROL_REPLACE ||
        cmd->verb == CONTROL_READD) && cmd->member < 0) {
     *why = "no such member";
+    return -1;
+  }
+  if (cmd->verb == CONTROL_REMOVE_SPARE && cmd->member < 0) {
+    *why = "no such spare";
     return -1;
   }
   return 0;

@@ -16,12 +16,16 @@ enum control_verb {
   CONTROL_SCRUB_CHECK,
   CONTROL_SCRUB_REPAIR,
   CONTROL_SCRUB_STOP,
+  CONTROL_ADD_SPARE,            /* path */
+  CONTROL_REMOVE_SPARE,         /* member: the spare's index */
 };
 
 struct control_command {
   enum control_verb verb;
-  int member;                   /* FAIL, REPLACE, READD: a member index */
-  const char *path;             /* REPLACE: points into the parsed line */
+  int member;                   /* FAIL, REPLACE, READD: a member index;
+                                   REMOVE_SPARE: a spare's */
+  const char *path;             /* REPLACE, ADD_SPARE: points into the
+                                   parsed line */
   bool force;                   /* FAIL, REPLACE: the word "force" followed */
 };
 

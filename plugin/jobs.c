@@ -908,6 +908,25 @@ jobs_fail_member (struct jobs *js, int i, bool force, char **why)
   return 0;
 }
 
+/* The spare that is m's disk (member_same), or -1; why says so.  Under
+ * the lock, which every change of the spares takes (Spares, below).
+ */
+static int
+spare_holding (struct jobs *js, const struct member *m, char **why)
+{
+  static __thread char msg[128];
+  struct members *ms = &js->a->ms;
+
+  for (int k = 0; k < members_spares (ms); k++)
+    if (member_same (m, members_spare_at (ms, k))) {
+      snprintf (msg, sizeof msg, "it is spare %d already ('remove-spare "
+                "%d' first)", k, k);
+      *why = msg;
+      return k;
+    }
+  return -1;
+}
+
 /* Decide, then change: everything that can refuse the replacement, the
  * rebuild's thread included, comes before it is installed.  A re-add was
  * checked against the failed member with serial `was` (0: a replacement,
@@ -925,6 +944,8 @@ install_replacement (struct jobs *js, int i, struct member *m, uint64_t was,
 
   if (!member_failed (members_at (&a->ms, i)))
     *why = "the member has not failed: fail it first";
+  else if (!m->from_spare && spare_holding (js, m, why) >= 0)
+    ;
   else if (readd && members_at (&a->ms, i)->serial != was)
     *why = "another member took the role meanwhile: try again";
   else if (js->job && js->job->kind == JOB_SCRUB)
@@ -968,6 +989,18 @@ take_member_read (struct jobs *js, int i, const char *name,
   }
   if (i < 0 || i >= a->ms.n) {
     *why = "no such member";
+    return -1;
+  }
+  if (how == ADMISSION_READD && members_at (&a->ms, i)->from_spare) {
+    /* md's rule: once a spare holds the role, the old disk's superblock
+     * names a slot that is no longer the role's (the spare kept its own
+     * dev_number), so mdadm --re-add refuses it and --add makes it a
+     * spare.
+     */
+    snprintf (msg, sizeof msg, "a hot spare (%.200s) has taken role %d: "
+              "its old disk can come back only as a spare ('add-spare "
+              "PATH'), as with md", members_at (&a->ms, i)->name, i);
+    *why = msg;
     return -1;
   }
   if (!member_failed (members_at (&a->ms, i))) {
@@ -1058,6 +1091,182 @@ int
 jobs_readd_member (struct jobs *js, int i, char **why)
 {
   return take_member (js, i, NULL, ADMISSION_READD, why);
+}
+
+/* Spares.  A hot spare is a disk in no role, admitted and carrying md's
+ * superblock of a spare (md_array_spare_add), that takes a failed role
+ * without the operator: md's recovery thread (md_check_recovery ->
+ * remove_and_add_spares) gives every spare it has to a role that has
+ * none and starts the recovery at once, and jobs_spare_takeover, asked
+ * by the watcher (spare_auto.c) whenever a role has failed, does the
+ * same through the path of a replacement (install_replacement), with
+ * the spare keeping its dev_number and device UUID (md_array.c).  The
+ * spares change only under the lock (and the member table's), so that
+ * a takeover, add-spare and remove-spare never see each other half
+ * done; a spare is checked again by admission when it takes a role,
+ * outside the lock as a replacement is (it reads the disk), and the
+ * choice is checked once more under the lock before it is installed.
+ */
+int
+jobs_add_spare (struct jobs *js, const char *name, char **why)
+{
+  static __thread char msg[768];
+  struct array *a = js->a;
+  struct members *ms = &a->ms;
+  struct member *m;
+  int r = -1;
+
+  if (a->readonly) {
+    *why = "the array is read-only";
+    return -1;
+  }
+  if (strcmp (name, "missing") == 0) {
+    *why = "a spare must be a disk";
+    return -1;
+  }
+  members_reclaim (ms);
+  MEMBERS_READ_FOR_CURRENT_SCOPE (ms);
+  m = array_open_member (a, name);
+  if (m == NULL) {
+    snprintf (msg, sizeof msg, "cannot open %.600s (see the nbdkit log)",
+              name);
+    *why = msg;
+    return -1;
+  }
+  if (admission_check (a, -1, m, name, ADMISSION_SPARE, msg,
+                       sizeof msg) == -1) {
+    *why = msg;
+    member_close (m);
+    return -1;
+  }
+  {
+    ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&js->lock);
+
+    if (spare_holding (js, m, why) >= 0)
+      ;
+    else if (members_spares (ms) == MEMBERS_MAX_SPARES) {
+      snprintf (msg, sizeof msg, "at most %d spares", MEMBERS_MAX_SPARES);
+      *why = msg;
+    }
+    else if (md_array_spare_add (a->md, m, msg, sizeof msg) == -1)
+      *why = msg;
+    else {
+      members_add_spare (ms, m);
+      r = 0;
+    }
+  }
+  if (r == -1)
+    member_close (m);
+  return r;
+}
+
+int
+jobs_remove_spare (struct jobs *js, int k, char **why)
+{
+  struct members *ms = &js->a->ms;
+  struct member *m;
+
+  members_reclaim (ms);
+  {
+    ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&js->lock);
+
+    if (members_spare_at (ms, k) == NULL) {
+      *why = "no such spare";
+      return -1;
+    }
+    if (members_limbo_full (ms)) {
+      *why = "too many replaced members are still held by requests in "
+        "flight: try again in a moment";
+      return -1;
+    }
+    m = members_take_spare (ms, k);
+    md_array_spare_gone (js->a->md, m->serial);
+    members_discard (ms, m);    /* status may be printing its name */
+  }
+  members_reclaim (ms);
+  return 0;
+}
+
+/* The lowest failed role, and the first spare that works (k), if a
+ * takeover can start now; lock held.
+ */
+static int
+takeover_choice (struct jobs *js, int *k)
+{
+  struct array *a = js->a;
+  struct members *ms = &a->ms;
+  int i;
+
+  if (a->readonly || !members_can_serve (ms) || members_limbo_full (ms) ||
+      (js->job && js->job->kind == JOB_SCRUB))
+    return -1;                  /* a scrub stops at its next row */
+  for (i = 0; i < ms->n && !member_failed (members_at (ms, i)); i++)
+    ;
+  if (i == ms->n)
+    return -1;
+  for (*k = 0; *k < members_spares (ms); (*k)++)
+    if (!member_failed (members_spare_at (ms, *k)))
+      return i;
+  return -1;
+}
+
+int
+jobs_spare_takeover (struct jobs *js, char **why)
+{
+  static __thread char msg[768];
+  struct array *a = js->a;
+  struct members *ms = &a->ms;
+  struct member *m;
+  int i, k, r;
+
+  members_reclaim (ms);
+  MEMBERS_READ_FOR_CURRENT_SCOPE (ms);
+  pthread_mutex_lock (&js->lock);
+  i = takeover_choice (js, &k);
+  m = i >= 0 ? members_spare_at (ms, k) : NULL;
+  pthread_mutex_unlock (&js->lock);
+  if (m == NULL)
+    return 0;
+  /* Outside the lock: reading the disk may take an NBD timeout.  The
+   * spare stays open meanwhile: a remove-spare puts it in limbo, which
+   * this reader section holds.
+   */
+  if (admission_check (a, i, m, m->name, ADMISSION_SPARE, msg,
+                       sizeof msg) == -1 ||
+      md_array_give_log (a->md, i, m, false, msg, sizeof msg) == -1) {
+    pthread_mutex_lock (&js->lock);
+    if (members_spare_at (ms, k) == m)
+      member_fail_because (m, msg);
+    pthread_mutex_unlock (&js->lock);
+    snprintf (msg + strlen (msg), sizeof msg - strlen (msg),
+              "; it is not used ('remove-spare %d')", k);
+    *why = msg;
+    return -1;
+  }
+  {
+    ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&js->lock);
+    int now_k;
+
+    /* Again under the lock: another command may have put a disk in the
+     * role or removed the spare meanwhile.
+     */
+    if (takeover_choice (js, &now_k) != i || members_spare_at (ms, k) != m)
+      return 0;
+    md_array_spare_takes (a->md, i, m->serial);
+    members_take_spare (ms, k);
+    m->from_spare = true;
+    r = install_replacement (js, i, m, 0, why);
+    if (r == -1) {
+      m->from_spare = false;
+      md_array_spare_takes (a->md, -1, m->serial);
+      members_add_spare (ms, m);        /* room: it has just left */
+      return -1;
+    }
+  }
+  nbdkit_error ("raid: member %d failed: hot spare %s takes its role, "
+                "rebuilding", i, m->name);
+  members_reclaim (ms);
+  return 1;
 }
 
 /* Start a scrub.  Everything is checked under the lock before anything
@@ -1253,9 +1462,15 @@ jobs_status (struct jobs *js, struct jobs_status *st)
     st->member[i].state = member_state (m);
     st->member[i].recovery_stripe = member_recovery_stripe (m);
     st->member[i].readd = m->readd;
+    st->member[i].from_spare = m->from_spare;
     st->member[i].owed_rows = owed_rows (js->a, m, st->member[i].state);
     st->member[i].resynced = atomic_load_explicit (&m->resynced,
                                                    memory_order_relaxed);
+  }
+  st->nspares = members_spares (ms);
+  for (int k = 0; k < st->nspares; k++) {
+    st->spare[k].m = members_spare_at (ms, k);
+    st->spare[k].state = member_state (st->spare[k].m);
   }
   st->rebuild_running = js->job && js->job->kind == JOB_REBUILD;
   st->rebuild_readd = rj->readd;

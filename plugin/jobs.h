@@ -12,6 +12,7 @@
 
 #include "geometry.h"
 #include "member.h"
+#include "member_table.h"
 
 struct array;
 struct jobs;
@@ -49,6 +50,19 @@ int jobs_replace_member (struct jobs *js, int i, const char *name,
  * changing nothing else, otherwise.
  */
 int jobs_readd_member (struct jobs *js, int i, char **why);
+/* Hot spares (jobs.c, Spares).  add: name opened and admitted as a spare
+ * (admission.c), its md superblock written; refused, writing nothing,
+ * if it carries another array or format, is too small, or is a member
+ * or spare already.  remove: spare k (status's index) leaves the array
+ * (its superblock stays as it is: stale).  takeover: if a role has
+ * failed and a spare works, the spare takes the lowest such role and
+ * is rebuilt there; 1 if one did, 0 if there was nothing to do (or not
+ * now: a scrub is stopping), -1 with why if the spare was refused (it
+ * is failed and stays in the list, for remove-spare).
+ */
+int jobs_add_spare (struct jobs *js, const char *name, char **why);
+int jobs_remove_spare (struct jobs *js, int k, char **why);
+int jobs_spare_takeover (struct jobs *js, char **why);
 int jobs_scrub_start (struct jobs *js, bool repair, char **why);
 void jobs_scrub_stop (struct jobs *js);
 
@@ -64,11 +78,19 @@ struct jobs_status {
     enum member_state state;
     uint64_t recovery_stripe;
     bool readd;                 /* being re-added (or was, if in sync) */
+    bool from_spare;            /* a hot spare took the role */
     uint64_t owed_rows;         /* rows it lacks: all for a new member;
                                    those under set bits for a failed or
                                    re-added one */
     uint64_t resynced;          /* bytes its rebuild or re-add wrote */
   } member[GEOMETRY_MAX_MEMBERS];
+
+  int nspares;
+  struct {
+    const struct member *m;
+    enum member_state state;    /* IN_SYNC: ready; FAILED: refused or
+                                   broken */
+  } spare[MEMBERS_MAX_SPARES];
 
   bool rebuild_running;
   bool rebuild_readd;           /* the rebuild's member is being re-added */

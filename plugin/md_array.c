@@ -128,6 +128,9 @@ slot_free (const struct md_array *md, uint32_t d)
   for (int j = 0; j < md->ms->n; j++)
     if (md->dev_number[j] == d)
       return false;
+  for (int k = 0; k < md->nspares; k++)
+    if (md->spare[k].dev_number == d)
+      return false;
   return d >= md->sb.max_dev || md->sb.dev_roles[d] >= md->sb.raid_disks;
 }
 
@@ -149,6 +152,46 @@ predecessor_unrecorded (const struct md_array *md)
       return true;
   }
   return false;
+}
+
+/* The spare with m's serial, or -1. */
+static int
+spare_index (const struct md_array *md, uint64_t serial)
+{
+  for (int k = 0; k < md->nspares; k++)
+    if (md->spare[k].serial == serial)
+      return k;
+  return -1;
+}
+
+static void
+spare_forget (struct md_array *md, int k)
+{
+  memmove (&md->spare[k], &md->spare[k + 1],
+           (md->nspares - k - 1) * sizeof md->spare[0]);
+  md->nspares--;
+}
+
+/* A spare put in role i (jobs.c: md_array_spare_takes, then
+ * members_replace): it keeps its dev_number and device UUID, as md's
+ * raid5_add_disk keeps a spare's desc_nr when it gives it a raid_disk;
+ * its slot is written as the role from this update on, with a recovery
+ * offset while it is rebuilt.  Whether it was.
+ */
+static bool
+spare_takes_role (struct md_array *md, int i, const struct member *m)
+{
+  int k = spare_index (md, m->serial);
+
+  if (k < 0 || md->spare[k].taking != i)
+    return false;
+  md->dev_number[i] = md->spare[k].dev_number;
+  memcpy (md->device_uuid[i], md->spare[k].device_uuid, 16);
+  md->data_size[i] = md->spare[k].data_size;
+  md->wipe[i] = md->spare[k].wipe ? m->serial : 0;
+  md->written_as[i] = m->serial;
+  spare_forget (md, k);
+  return true;
 }
 
 /* Give each replacement the lowest free slot and a new device UUID.
@@ -176,6 +219,8 @@ install_replacements (struct md_array *md, bool last)
       md->written_as[i] = m->serial;
       continue;
     }
+    if (spare_takes_role (md, i, m))
+      continue;
     md->dev_number[i] = UINT32_MAX;     /* the predecessor leaves */
     md->data_size[i] = 0;
     for (d = 0; d < MD_MAX_DEV && !slot_free (md, d); d++)
@@ -220,6 +265,9 @@ table (const struct md_array *md, const enum member_state *seen,
     if (d >= sb->max_dev)
       sb->max_dev = d + 1;
   }
+  for (int k = 0; k < md->nspares; k++)   /* their slots: spare already */
+    if (md->spare[k].dev_number >= sb->max_dev)
+      sb->max_dev = md->spare[k].dev_number + 1;
 }
 
 /* The data_size of a member new to the array (created, or a
@@ -242,8 +290,79 @@ member_room (const struct md_array *md, const struct member *m)
   return end > sb->data_offset + sb->size ? end - sb->data_offset : sb->size;
 }
 
+/* Zero the superblocks of other versions on m, a disk new to the array
+ * (one left on it would make the next assembly refuse it: md_super_read).
+ * 0, or -1 with errno.
+ */
+static int
+wipe_others (const struct md_array *md, struct member *m)
+{
+  int n = md_super_wipe_others (m, md->sb.minor);
+
+  if (n > 0)
+    nbdkit_debug ("raid: member %s: zeroed %d md superblock(s) of "
+                  "another version", m->name, n);
+  return n == -1 ? -1 : 0;
+}
+
+/* The superblock of each spare that works, as md's super_1_sync writes
+ * one for a device with no raid_disk: the array's superblock with the
+ * spare's own dev_number (whose slot table() left spare), device UUID
+ * and data size, no recovery offset, and the array's bad-block log
+ * place with no entries.  sb: the update's superblock, whose per-member
+ * fields are overwritten.
+ */
+static int
+write_spares (struct md_array *md, struct md_super *sb)
+{
+  int r = 0;
+
+  for (int k = 0; k < md->nspares; k++) {
+    struct md_spare *sp = &md->spare[k];
+
+    if (member_failed (sp->m))
+      continue;
+    sb->dev_number = sp->dev_number;
+    memcpy (sb->device_uuid, sp->device_uuid, 16);
+    sb->data_size = member_room (md, sp->m);
+    if (sp->data_size && sp->data_size < sb->data_size)
+      sb->data_size = sp->data_size;
+    sb->feature_map = md->sb.feature_map &
+      ~(MD_FEATURE_RECOVERY_OFFSET | MD_FEATURE_RECOVERY_BITMAP |
+        MD_FEATURE_BAD_BLOCKS);
+    sb->recovery_offset = 0;
+    sb->bblog_offset = md->sb.bblog_offset;
+    sb->bblog_size = md->sb.bblog_size;
+    sb->bblog_shift = 0;
+    sb->cnt_corrected_read = 0;
+    if (sp->wipe) {
+      if (wipe_others (md, sp->m) == -1) {
+        members_io_error (sp->m, MEMBER_WRITE, errno ? errno : EIO);
+        r = -1;
+        continue;
+      }
+      sp->wipe = false;
+    }
+    if (sp->bitmap_due && md->bitmap) {
+      if (md_bitmap_write_spare (md->bitmap, sp->m) == -1) {
+        members_io_error (sp->m, MEMBER_WRITE, errno ? errno : EIO);
+        r = -1;
+        continue;
+      }
+      sp->bitmap_due = false;
+    }
+    if (md_identity_write_super (sp->m, sb) == -1) {
+      members_io_error (sp->m, MEMBER_WRITE, errno ? errno : EIO);
+      r = -1;
+    }
+  }
+  return r;
+}
+
 /* Write the superblock of every working member, but replacements not
- * yet installed; lock held.
+ * yet installed, and of every spare; lock held.  A spare's failure is
+ * its own (it leaves the spares that can take a role): it does not fail
+ * the update.
  */
 static int
 write_all (struct md_array *md, bool clean)
@@ -303,15 +422,7 @@ write_all (struct md_array *md, bool clean)
       sb.recovery_offset = member_recovery_stripe (m) * md->sb.chunk;
     }
     if (md->wipe[i] == m->serial) {
-      /* A disk new to the array: a superblock of another version left on
-       * it would make the next assembly refuse it (md_super_read).
-       */
-      int n = md_super_wipe_others (m, sb.minor);
-
-      if (n > 0)
-        nbdkit_debug ("raid: member %s: zeroed %d md superblock(s) of "
-                      "another version", m->name, n);
-      if (n == -1) {
+      if (wipe_others (md, m) == -1) {
         members_io_error (m, MEMBER_WRITE, errno ? errno : EIO);
         r = -1;
         continue;
@@ -328,6 +439,7 @@ write_all (struct md_array *md, bool clean)
     }
     md_bblog_written (md, i, m, gen);
   }
+  write_spares (md, &sb);
   md->clean = md->written_clean = clean;
   /* A member that failed now may hold the count before this one, which
    * went down: count up past both, recording the failure.
@@ -557,6 +669,105 @@ md_array_close (struct md_array *md)
   if (md->ms)                   /* the lock was initialised */
     pthread_mutex_destroy (&md->lock);
   free (md);
+}
+
+/* Whether m's own superblock makes it this array's spare in slot d,
+ * which nobody holds now: it keeps the slot and its device UUID (a spare
+ * given again with spare= after a restart, or removed and added back).
+ * Read before the lock is taken (the set UUID never changes).
+ */
+static bool
+own_spare_slot (const struct md_array *md, struct member *m,
+                struct md_super *own)
+{
+  const char *why;
+
+  return md_super_read (m, md->sb.minor, own, &why) == 1 &&
+    memcmp (own->set_uuid, md->sb.set_uuid, 16) == 0 && own->role == -1 &&
+    own->dev_number < MD_MAX_DEV;
+}
+
+int
+md_array_spare_add (struct md_array *md, struct member *m, char *msg,
+                    size_t len)
+{
+  struct md_super own;
+  bool known;
+  struct md_spare *sp;
+
+  if (md == NULL)
+    return 0;
+  known = own_spare_slot (md, m, &own);
+  {
+    ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&md->lock);
+    uint32_t d;
+
+    if (md->nspares == MEMBERS_MAX_SPARES) {
+      snprintf (msg, len, "at most %d spares", MEMBERS_MAX_SPARES);
+      return -1;
+    }
+    sp = &md->spare[md->nspares];
+    *sp = (struct md_spare) {
+      .m = m, .serial = m->serial, .taking = -1, .bitmap_due = true,
+    };
+    if (known && slot_free (md, own.dev_number)) {
+      sp->dev_number = own.dev_number;
+      memcpy (sp->device_uuid, own.device_uuid, 16);
+      sp->data_size = own.data_size;
+    }
+    else {
+      for (d = 0; d < MD_MAX_DEV && !slot_free (md, d); d++)
+        ;
+      if (d == MD_MAX_DEV) {
+        snprintf (msg, len, "no free dev_number below %d for it",
+                  MD_MAX_DEV);
+        return -1;
+      }
+      sp->dev_number = d;
+      getrandom (sp->device_uuid, 16, 0);
+      sp->wipe = true;
+    }
+    md->nspares++;
+    update (md, md->clean);
+    if (!member_failed (m))
+      return 0;
+    spare_forget (md, spare_index (md, m->serial));
+  }
+  snprintf (msg, len, "writing its md superblock failed (see the nbdkit "
+            "log)");
+  return -1;
+}
+
+void
+md_array_spare_takes (struct md_array *md, int i, uint64_t serial)
+{
+  if (md == NULL)
+    return;
+
+  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&md->lock);
+  int k = spare_index (md, serial);
+
+  if (k >= 0)
+    md->spare[k].taking = i;
+}
+
+/* As md's hot_remove_disk: the slot goes back to free (it stays spare in
+ * dev_roles), and the disk keeps the superblock it has, stale from the
+ * next update on.
+ */
+void
+md_array_spare_gone (struct md_array *md, uint64_t serial)
+{
+  if (md == NULL)
+    return;
+
+  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&md->lock);
+  int k = spare_index (md, serial);
+
+  if (k >= 0) {
+    spare_forget (md, k);
+    update (md, md->clean);
+  }
 }
 
 struct md_bitmap *

@@ -116,6 +116,25 @@ struct md_bitmap *md_array_bitmap (const struct md_array *md);
 uint32_t md_array_logical_block_size (const struct md_array *md);
 uint64_t md_array_events (struct md_array *md);
 
+/* Hot spares (jobs.c; md_assemble.c finds them at assembly).  add: m,
+ * admitted as a spare (admission.c), gets md's superblock of a spare,
+ * written at once with an update of every superblock (as mdadm --add
+ * and the kernel's bind_rdev_to_array + md_update_sb): this array's
+ * UUID, the current event count, its own device UUID and dev_number
+ * (kept from its own superblock if it is already this array's spare in
+ * a slot nobody holds, else the lowest free slot and a new UUID), the
+ * array's bad-block log place, empty.  0, or -1 with why in msg (full,
+ * or the write failed: m has failed and is forgotten).  takes: the
+ * spare with this serial is about to take failed role i (-1: it does
+ * not after all); the update that finds it there keeps its dev_number
+ * and device UUID.  gone: forget it (remove-spare), before it is
+ * closed.  All do nothing for NULL (raw mode: a spare carries nothing).
+ */
+int md_array_spare_add (struct md_array *md, struct member *m, char *msg,
+                        size_t len);
+void md_array_spare_takes (struct md_array *md, int i, uint64_t serial);
+void md_array_spare_gone (struct md_array *md, uint64_t serial);
+
 /* Why m, offered for a role, cannot hold the array's data and, for md
  * v1.0, the bitmap and the superblock after it ("is too small: ..."), or
  * NULL (always for NULL: raw mode).

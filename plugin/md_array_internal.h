@@ -89,6 +89,26 @@ struct md_array {
   _Atomic uint64_t bblog_written[GEOMETRY_MAX_MEMBERS];
   _Atomic uint64_t bblog_written_serial[GEOMETRY_MAX_MEMBERS];
   uint32_t corrected_base[GEOMETRY_MAX_MEMBERS];
+  /* Hot spares (md_array_spare_add): each member in no role that md
+   * writes a superblock to, with role spare (dev_roles[dev_number] =
+   * 0xffff), as md writes one for every device of the array.  m stays
+   * open while it is here: jobs.c takes it out (md_array_spare_gone, or
+   * install_replacements when it takes a role) before it may be closed.
+   * taking: the role it is about to take (md_array_spare_takes), whose
+   * update keeps its dev_number and device UUID, as md keeps a spare's
+   * desc_nr when it activates it; -1: none.  Under lock.
+   */
+  int nspares;
+  struct md_spare {
+    struct member *m;
+    uint64_t serial;
+    uint32_t dev_number;
+    uint8_t device_uuid[16];
+    uint64_t data_size;         /* its own superblock's, or 0: member_room */
+    bool wipe;                  /* other versions' superblocks to zero */
+    bool bitmap_due;            /* the bitmap to write (md_bitmap.c) */
+    int taking;
+  } spare[MEMBERS_MAX_SPARES];
   _Atomic bool clean;           /* as the superblocks say; written under
                                    lock, read without it */
   bool written_clean;           /* what the last update wrote */

@@ -15,7 +15,9 @@
  * member with the highest event count is the reference: its dev_roles[]
  * maps each member's dev_number to its role, and a member whose own
  * event count is older, or whose role is spare or faulty, is not used
- * (mdadm treats it the same way); a stale member may yet keep its own
+ * (mdadm treats it the same way), but a spare (its own superblock and
+ * the reference say so) stays a hot spare (take_spare), as md uses the
+ * spares it assembles; a stale member may yet keep its own
  * role, failed, to be re-added (stale_keeps_role: as mdadm --re-add
  * would take it).  Roles nobody holds are missing members.
  * Level, layout, chunk, data offset and member size come from the
@@ -238,7 +240,9 @@ struct order {
   const char *names[GEOMETRY_MAX_MEMBERS];      /* of ordered[] */
   struct member *aside[GEOMETRY_MAX_MEMBERS];
   int kept[GEOMETRY_MAX_MEMBERS];       /* stale, to keep their roles */
-  int naside, nkept;
+  int spares[GEOMETRY_MAX_MEMBERS];     /* hot spares, by their own
+                                           superblocks */
+  int naside, nkept, nspares;
 };
 
 /* Member i takes role r: its dev_number, data_size, device UUID, bad-block
@@ -287,8 +291,9 @@ resume_rebuild (struct member *m, const char *name, const struct md_super *s,
 
 /* Member i, on the first pass: into the role the reference gives its
  * dev_number, kept for place_stale, or set aside (missing, a spare,
- * faulty, stale with no role to keep).  -1: the superblocks cannot be
- * assembled (a crafted dev_number, two members in one role).
+ * faulty, stale with no role to keep), or a hot spare.  -1: the
+ * superblocks cannot be assembled (a crafted dev_number, two members in
+ * one role).
  */
 static int
 place_member (struct order *o, int i)
@@ -313,6 +318,20 @@ place_member (struct order *o, int i)
     return -1;
   }
   role = ref->dev_roles[s->dev_number];
+  if (role == MD_ROLE_SPARE && s->role == -1) {
+    /* A hot spare by its own superblock and by the newest: md uses it
+     * whatever its event count (super_1_validate insists on a current
+     * one only for a device in a role), and so do we.
+     */
+    if (o->nspares == MEMBERS_MAX_SPARES) {
+      nbdkit_error ("member %s: it is a spare, and %d spares are already "
+                    "found; not used", o->cfg->disks[i], MEMBERS_MAX_SPARES);
+      o->aside[o->naside++] = m;
+    }
+    else
+      o->spares[o->nspares++] = i;
+    return 0;
+  }
   if ((stale (s, ref) || role == MD_ROLE_FAULTY) &&
       stale_keeps_role (s, ref, o->sbs, o->ms->n)) {
     o->kept[o->nkept++] = i;    /* unless a fresh member claims the role */
@@ -322,7 +341,8 @@ place_member (struct order *o, int i)
     nbdkit_error ("member %s: %s; not used", o->cfg->disks[i],
                   stale (s, ref) ? "its superblock is stale "
                   "(it failed or was removed earlier)"
-                  : role == MD_ROLE_SPARE ? "it is a spare" : "marked faulty");
+                  : role == MD_ROLE_SPARE ? "its own superblock gives it "
+                  "a role, the newest a spare's slot" : "marked faulty");
     o->aside[o->naside++] = m;
     return 0;
   }
@@ -335,6 +355,27 @@ place_member (struct order *o, int i)
     resume_rebuild (m, o->cfg->disks[i], s, ref, o->cfg);
   take_role (o, role, i);
   return 0;
+}
+
+/* Member i, a spare: it stays one, with the dev_number and device UUID
+ * of its superblock (md_array.c keeps that superblock current), for
+ * jobs.c to put in a role that fails, as md's recovery thread does with
+ * the spares an assembly found.
+ */
+static void
+take_spare (struct order *o, int i)
+{
+  const struct md_super *s = &o->sbs[i];
+  struct member *m = members_at (o->ms, i);
+
+  o->md->spare[o->md->nspares++] = (struct md_spare) {
+    .m = m, .serial = m->serial, .dev_number = s->dev_number,
+    .data_size = s->data_size, .taking = -1,
+  };
+  memcpy (o->md->spare[o->md->nspares - 1].device_uuid, s->device_uuid, 16);
+  members_add_spare (o->ms, m);
+  nbdkit_debug ("raid: member %s is a hot spare (dev_number %" PRIu32 ")",
+                o->cfg->disks[i], s->dev_number);
 }
 
 /* Kept stale member i, once every fresh member is placed: back in its
@@ -428,6 +469,8 @@ order_members (struct members *ms, const struct array_config *cfg,
     return -1;
   for (int k = 0; k < o.naside; k++)
     members_retire (ms, o.aside[k]);
+  for (int k = 0; k < o.nspares; k++)
+    take_spare (&o, o.spares[k]);
   members_arrange (ms, o.ordered, ref->raid_disks);
   return 0;
 }

@@ -264,6 +264,37 @@ writeout (struct md_bitmap *bm, uint64_t target)
   return r;
 }
 
+int
+md_bitmap_write_spare (struct md_bitmap *bm, struct member *m)
+{
+  const char *why;
+  uint64_t at = md_bitmap_area_offset (&bm->place, m->size, bm->area_bytes,
+                                       &why);
+  struct member_io io = {
+    .member = m, .op = MEMBER_WRITE, .len = bm->npages * PAGE, .offset = at,
+    .fua = m->can_fua,
+  };
+
+  if (at == UINT64_MAX) {
+    nbdkit_error ("raid: spare %s: %s", m->name, why);
+    errno = ENOSPC;
+    return -1;
+  }
+  if ((io.buf = aligned_alloc (PAGE, io.len)) == NULL)
+    return -1;
+  pthread_mutex_lock (&bm->lock);
+  md_bitmap_super_format (&bm->sb, bm->image);
+  memcpy (io.buf, bm->image, io.len);
+  pthread_mutex_unlock (&bm->lock);
+  member_io_run (&io, 1);
+  free (io.buf);
+  if (io.err) {
+    errno = io.err;
+    return -1;
+  }
+  return 0;
+}
+
 uint64_t
 md_bitmap_area_offset (const struct md_bitmap_place *place,
                        uint64_t member_bytes, uint64_t area_bytes,

@@ -105,6 +105,15 @@ void md_bitmap_sweep (struct md_bitmap *bm);
  * and write the bitmap out.  Frees bm.
  */
 void md_bitmap_close (struct md_bitmap *bm);
+/* Write the bitmap (its superblock and bits as they are now) to spare m,
+ * at m's own place, as mdadm --add writes one on a device it adds: a
+ * superblock that says the array has a bitmap (feature bit 0x1) must
+ * find one where bitmap_offset points, or mdadm --examine takes the bit
+ * away and reports a wrong checksum.  md neither reads nor updates a
+ * spare's copy; the whole area is written again when the spare takes a
+ * role.  0, or -1 (errno).
+ */
+int md_bitmap_write_spare (struct md_bitmap *bm, struct member *m);
 
 /* Rows [first, end) are about to be written: returns once their bits are
  * on every working member, or -1 (errno) if the array cannot serve.

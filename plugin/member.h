@@ -268,6 +268,11 @@ struct member {
    * bitmap covers every row.  Set with readd, never changed after.
    */
   uint64_t readd_whole_from;
+  /* A hot spare that took its role (jobs.c), set before it is published:
+   * status says so, and a re-add of the role's old disk is refused (it
+   * comes back as a spare).
+   */
+  bool from_spare;
   _Atomic uint64_t resynced;    /* bytes its rebuild or re-add wrote */
   /* Pages that could not be read from it (a media error) and were
    * rewritten from the others and read back right (stripe_recover.c):

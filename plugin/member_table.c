@@ -85,8 +85,17 @@
  *     (that takes that many replaces while some request hangs).  At
  *     members_destroy no reader is left and limbo is emptied.
  *
- * Locking: lock (lock.h) guards the table's changes, limbo and the
- * retired list; the slots, the epoch and the reader counts are atomics.
+ * Spares.  A hot spare is a member in no role: open, its md superblock
+ * kept current by md_array.c, waiting for a role to fail.  The table
+ * holds the list (as it holds retired[]) so that members_destroy closes
+ * every member it ever held; jobs.c decides when a spare is added, taken
+ * into a role (members_take_spare, then members_replace) or removed
+ * (members_take_spare, then members_discard: limbo, as a replaced
+ * member, since status may be printing its name in a reader section).
+ *
+ * Locking: lock (lock.h) guards the table's changes, limbo, the
+ * retired list and the spares; the slots, the epoch, the reader counts
+ * and the spare count are atomics.
  */
 
 #include <config.h>
@@ -122,7 +131,9 @@ members_destroy (struct members *ms)
     member_close (ms->retired[i]);
   for (int k = 0; k < ms->nlimbo; k++)
     member_close (ms->limbo[k].m);
-  ms->n = ms->nretired = ms->nlimbo = 0;
+  for (int k = 0; k < ms->nspares; k++)
+    member_close (ms->spare[k]);
+  ms->n = ms->nretired = ms->nlimbo = ms->nspares = 0;
   pthread_mutex_destroy (&ms->lock);
 }
 
@@ -199,6 +210,54 @@ members_retire (struct members *ms, struct member *m)
   ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&ms->lock);
 
   ms->retired[ms->nretired++] = m;
+}
+
+bool
+members_add_spare (struct members *ms, struct member *m)
+{
+  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&ms->lock);
+
+  if (ms->nspares == MEMBERS_MAX_SPARES)
+    return false;
+  ms->spare[ms->nspares] = m;
+  ms->nspares++;
+  return true;
+}
+
+struct member *
+members_take_spare (struct members *ms, int k)
+{
+  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&ms->lock);
+  struct member *m;
+
+  if (k < 0 || k >= ms->nspares)
+    return NULL;
+  m = ms->spare[k];
+  memmove (&ms->spare[k], &ms->spare[k + 1],
+           (ms->nspares - k - 1) * sizeof ms->spare[0]);
+  ms->nspares--;
+  return m;
+}
+
+void
+members_discard (struct members *ms, struct member *m)
+{
+  ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&ms->lock);
+
+  ms->limbo[ms->nlimbo].m = m;
+  ms->limbo[ms->nlimbo++].epoch = atomic_load (&ms->epoch);
+}
+
+int
+members_spares (const struct members *ms)
+{
+  return atomic_load ((_Atomic int *) &ms->nspares);
+}
+
+struct member *
+members_spare_at (const struct members *ms, int k)
+{
+  return k >= 0 && k < members_spares (ms) ? ms->spare[k] : NULL;
 }
 
 void

@@ -18,8 +18,10 @@
 
 /* Replaced members still waiting to be closed, at most. */
 #define MEMBERS_MAX_LIMBO 32
-/* Members set aside at assembly (stale, spare, faulty), at most. */
+/* Members set aside at assembly (stale, faulty), at most. */
 #define MEMBERS_MAX_RETIRED (GEOMETRY_MAX_MEMBERS * 4)
+/* Hot spares, at most (md has no limit but its 384 dev_roles slots). */
+#define MEMBERS_MAX_SPARES 8
 
 struct members {
   int n;                        /* roles */
@@ -42,6 +44,14 @@ struct members {
   struct { struct member *m; uint64_t epoch; } limbo[MEMBERS_MAX_LIMBO];
   int nretired;
   struct member *retired[MEMBERS_MAX_RETIRED];
+  /* Hot spares, in the order they came (status's index): open, in no
+   * role, waiting for one to fail (jobs.c).  Changed under lock, and by
+   * jobs.c only under its own lock too, so that jobs.c reads them under
+   * either; nspares is atomic for readers that only ask whether there
+   * are any (readd_auto.c).
+   */
+  _Atomic int nspares;
+  struct member *spare[MEMBERS_MAX_SPARES];
 };
 
 /* An empty table (members_open fills it).  members_destroy closes every
@@ -70,6 +80,20 @@ int members_open (struct members *ms, const char *const *names, int n,
 void members_arrange (struct members *ms, struct member *const *roles, int n);
 /* Keep m out of the table, open until members_destroy. */
 void members_retire (struct members *ms, struct member *m);
+
+/* Hot spares (member_table.c, Spares).  add: m becomes the last spare
+ * (false: the list is full).  take: spare k leaves the list, to take a
+ * role (members_replace) or to be discarded (members_discard: closed
+ * once no reader can hold it, as a replaced member is; the caller checks
+ * members_limbo_full first).  members_spare_at: spare k, or NULL; under
+ * lock, or in a reader section by a thread that serialises with the
+ * changes (jobs.c).
+ */
+bool members_add_spare (struct members *ms, struct member *m);
+struct member *members_take_spare (struct members *ms, int k);
+void members_discard (struct members *ms, struct member *m);
+int members_spares (const struct members *ms);
+struct member *members_spare_at (const struct members *ms, int k);
 
 /* RAID-5 tolerates one failed member, RAID-6 two. */
 void members_set_level (struct members *ms, int level);

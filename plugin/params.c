@@ -74,6 +74,17 @@ params_set (struct raid_params *p, const char *key, const char *value)
     }
     p->array.disks[p->array.ndisks++] = value;
   }
+  else if (strcmp (key, "spare") == 0) {
+    if (p->nspares == MEMBERS_MAX_SPARES) {
+      nbdkit_error ("spare=%s: at most %d spares", value, MEMBERS_MAX_SPARES);
+      return -1;
+    }
+    if (strcmp (value, "missing") == 0) {
+      nbdkit_error ("spare=%s: a spare must be a disk", value);
+      return -1;
+    }
+    p->spares[p->nspares++] = value;
+  }
   else if (strcmp (key, "level") == 0) {
     if ((p->array.level = parse_level (value)) == -1)
       return -1;

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 
 #include "array_config.h"
+#include "member_table.h"
 
 struct raid_params {
   struct array_config array;    /* what array_open needs */
@@ -15,6 +16,8 @@ struct raid_params {
   int member_timeout_ms;        /* member-timeout=, 0: the default */
   int max_read_errors;          /* max-read-errors=, -1: the default */
   bool readd_auto;              /* readd=auto */
+  int nspares;                  /* spare=, in the order given */
+  const char *spares[MEMBERS_MAX_SPARES];
 };
 
 /* The defaults (RAID-6, left-symmetric, 512K chunks, 64M cache). */
@@ -47,8 +50,10 @@ void params_free (struct raid_params *p);
   "member-timeout=SECONDS  Fail an NBD member's requests after this (default 30).\n" \
   "max-read-errors=N       Read errors a member's medium may have lately (they\n" \
   "                        are corrected) before it is failed (default 20).\n" \
+  "spare=PATH|URI          A hot spare (repeatable): a failed member's role\n" \
+  "                        is rebuilt onto it at once, as md does.\n" \
   "control=PATH            Unix socket for nbdkit-raid-ctl (status, fail,\n" \
-  "                        replace, re-add, scrub).\n" \
+  "                        replace, re-add, add-spare, remove-spare, scrub).\n" \
   "rebuild-rate=SIZE       Cap on rebuild and resync bytes per second\n" \
   "                        (default: none).\n" \
   "readd=manual|auto       auto: re-add a failed member that answers again\n" \

@@ -12,10 +12,14 @@
  * part:
  *   config_complete  control_listen (before anything is written), then
  *                    array_open, jobs_new
+ *                    and jobs_add_spare for each spare= (its superblock
+ *                    is written then: every check has passed)
  *   after_fork       array_after_fork (md), jobs_after_fork (a rebuild
  *                    to resume, a resync), control_start (its threads),
- *                    settle_start (below), readd_auto_start (readd=auto)
- *   unload           settle_stop, readd_auto_stop, control_stop,
+ *                    settle_start (below), readd_auto_start (readd=auto),
+ *                    spare_auto_start (hot spares take failed roles)
+ *   unload           settle_stop, spare_auto_stop, readd_auto_stop,
+ *                    control_stop,
  *                    jobs_free (the job thread stops), then array_close
  *                    (flush, clean superblocks, members)
  *
@@ -74,6 +78,7 @@
 #include "nbdkit_cmdline.h"
 #include "parity.h"
 #include "readd_auto.h"
+#include "spare_auto.h"
 
 static struct raid_params params;
 static struct array *array;
@@ -235,6 +240,7 @@ static void
 raid_unload (void)
 {
   settle_stop ();
+  spare_auto_stop ();
   readd_auto_stop ();
   control_stop ();
   jobs_free (jobs);
@@ -251,8 +257,10 @@ raid_after_fork (void)
   if (array_after_fork (array) == -1 || jobs_after_fork (jobs) == -1 ||
       control_start (array, jobs) == -1 || settle_start () == -1)
     return -1;
-  return params.readd_auto && !params.array.readonly ?
-    readd_auto_start (array, jobs) : 0;
+  if (params.readd_auto && !params.array.readonly &&
+      readd_auto_start (array, jobs) == -1)
+    return -1;
+  return spare_auto_start (array, jobs);
 }
 
 /* Each key=value; bare words are disk= (magic_config_key). */
@@ -260,6 +268,22 @@ static int
 raid_config (const char *key, const char *value)
 {
   return params_set (&params, key, value);
+}
+
+/* spare=: each admitted and given its superblock as add-spare does; a
+ * refusal stops nbdkit, as a member that cannot be opened does.
+ */
+static int
+add_spares (void)
+{
+  char *why;
+
+  for (int k = 0; k < params.nspares; k++)
+    if (jobs_add_spare (jobs, params.spares[k], &why) == -1) {
+      nbdkit_error ("spare=%s: %s", params.spares[k], why);
+      return -1;
+    }
+  return 0;
 }
 
 /* Check everything and open the members: the only place they are opened. */
@@ -306,7 +330,9 @@ raid_config_complete (void)
   }
   if (array)
     jobs = jobs_new (array, params.array.rebuild_rate);
-  if (jobs == NULL) {
+  if (jobs == NULL || add_spares () == -1) {
+    jobs_free (jobs);
+    jobs = NULL;
     array_close (array);
     array = NULL;
     control_stop ();

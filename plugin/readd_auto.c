@@ -21,6 +21,14 @@
  *     is more than unreachable for a moment, and taking it back by itself
  *     each time would keep the array degraded through one partial re-add
  *     after another; the operator decides (re-add or replace);
+ *   - while the array has a hot spare: it takes the role at once
+ *     (spare_auto.c), as md's recovery thread gives a failed role to a
+ *     spare without waiting for the old device.  Once a spare holds the
+ *     role, the old disk is not put back in it (jobs_readd_member
+ *     refuses: md's rule, the old superblock's slot is not the role's
+ *     any more, and mdadm --re-add refuses it), nor added as a spare by
+ *     itself: mdadm -I does that only where a policy says so, and an
+ *     operator who wants it says `add-spare PATH`;
  *   - before the role's back-off has passed: after each try (refused, or
  *     re-added and then failed again) the wait doubles, from BACKOFF_MIN
  *     to BACKOFF_MAX, so a flapping member costs at most one attempt a
@@ -105,7 +113,8 @@ consider (struct watch *w, int i, int64_t now)
       w->backoff = BACKOFF_MIN;
     return 0;
   }
-  if (atomic_load (&m->failed_by_operator) || m->open_name == NULL)
+  if (atomic_load (&m->failed_by_operator) || m->open_name == NULL ||
+      members_spares (&ra.a->ms) > 0)
     return 0;
   if (m->serial == w->serial && !w->synced) {
     if (!w->gave_up)

@@ -389,6 +389,13 @@ TESTS += vm/test-vm-md-removes-readd.sh
 EXTRA_DIST += vm/test-vm-md-removes-readd.sh vm/guest-md-remove.sh \
 	vm/readd-removed.py
 
+# md's hot spares between the plugin and Linux md (a guest): the
+# plugin's spare examined, assembled and rebuilt onto by md; mdadm's
+# (-x 1) assembled by the plugin and rebuilt onto after "fail 0".
+TESTS += vm/test-vm-md-spares.sh
+EXTRA_DIST += vm/test-vm-md-spares.sh vm/guest-md-spares.sh \
+	vm/spares-host.py
+
 # The export as a VM's disk through qemu's own NBD client: ext4 written
 # while two members are failed and replaced and nbdkit is killed and
 # started again under qemu's reconnect-delay.
@@ -791,3 +798,16 @@ EXTRA_DIST += test-media-rebuild-punch.py
 TESTS += test-media-write-error.py
 VALGRIND_TESTS += test-media-write-error.py
 EXTRA_DIST += test-media-write-error.py
+# Hot spares: taken over at a failure, a second failure meanwhile, across
+# restarts, the control commands, a returning member.
+TESTS += test-spare-takeover.py
+EXTRA_DIST += test-spare-takeover.py
+TESTS += test-spare-second-failure.py
+EXTRA_DIST += test-spare-second-failure.py
+TESTS += test-spare-restart.py
+EXTRA_DIST += test-spare-restart.py
+TESTS += test-spare-ctl.py
+EXTRA_DIST += test-spare-ctl.py
+EXTRA_DIST += lib/spares.py
+TESTS += test-spare-readd.py
+EXTRA_DIST += test-spare-readd.py

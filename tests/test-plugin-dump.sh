@@ -59,7 +59,7 @@ for p in $accepted; do
 done
 echo "parameters in params.c, the man page and --help: $accepted"
 # The control commands --help names for control=: those the socket takes.
-for c in status fail replace re-add scrub; do
+for c in status fail replace re-add add-spare remove-spare scrub; do
     if ! sed -n '/^control=/,/^[a-z]/p' "$tmpdir/help" | grep -q -- "[ (]$c[,)]"; then
         cat "$tmpdir/help"
         fail "--help's control= does not name the command $c"

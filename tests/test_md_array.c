@@ -9,7 +9,11 @@
  * (clean); a member that fails while a write or a flush runs is recorded
  * faulty in the others' superblocks before that write or flush is
  * acknowledged (failure-before-ack); a replacement takes the lowest free
- * dev_number, so thousands of replacements keep the table small (reuse).
+ * dev_number, so thousands of replacements keep the table small (reuse);
+ * a hot spare's superblock is md's of a spare (its slot 0xffff, its own
+ * dev_number and device UUID) at the current event count from the
+ * update that adds it on, and when it takes a failed role it keeps its
+ * dev_number and device UUID, its slot now naming the role (spare).
  *
  * The oracle reads the superblocks from the members' bytes at md_p.h's
  * offsets (events, resync_offset, dev_number, max_dev, dev_roles,
@@ -22,6 +26,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <check.h>
 
@@ -209,6 +214,94 @@ START_TEST (test_dev_number_reuse)
 }
 END_TEST
 
+/* Every working member and spare sp say spare_slot is a spare's, and
+ * sp's events are the members'.
+ */
+static void
+check_spare (struct rig *r, struct member *sp, uint32_t spare_slot,
+             const char *what)
+{
+  uint64_t e = sb_events (members_at (&r->ms, 0));
+
+  ck_assert_msg (sb_events (sp) == e, "%s: the spare has events %llu, the "
+                 "members %llu", what, (unsigned long long) sb_events (sp),
+                 (unsigned long long) e);
+  ck_assert_msg (sb_resync (sp) == sb_resync (members_at (&r->ms, 0)),
+                 "%s: the spare's resync_offset is not the members'", what);
+  ck_assert_uint_eq (sb_dev_number (sp), spare_slot);
+  ck_assert_uint_eq (sb_max_dev (sp), spare_slot + 1);
+  ck_assert_uint_eq (sb_role (sp, spare_slot), 0xffff);
+  ck_assert_uint_eq (sb_features (sp) & 0x2, 0);  /* no recovery offset */
+  for (int i = 0; i < N; i++) {
+    struct member *m = members_at (&r->ms, i);
+
+    if (member_failed (m))
+      continue;
+    ck_assert_uint_eq (sb_max_dev (m), spare_slot + 1);
+    ck_assert_msg (sb_role (m, spare_slot) == 0xffff, "%s: member %d has "
+                   "the spare's slot as %#x", what, i,
+                   (unsigned) sb_role (m, spare_slot));
+    for (int d = 0; d < N; d++)
+      ck_assert_uint_eq (sb_role (sp, d), sb_role (m, d));
+  }
+}
+
+/* A hot spare (md_array_spare_add): md's superblock of a spare, as
+ * super_1_sync writes one for a device with no raid_disk, kept current by
+ * every update (clean and active, a failure), so that mdadm assembles it
+ * as a spare and a restart finds it; once it takes a failed role it keeps
+ * its dev_number and device UUID, as md keeps a spare's desc_nr.
+ */
+START_TEST (test_spare)
+{
+  struct rig r;
+  struct member *sp;
+  uint8_t uuid[16];
+
+  rig_create (&r);
+  md_array_resynced (r.md);
+  sp = rig_add_spare (&r, N);
+  check_spare (&r, sp, N, "added");
+  memcpy (uuid, sb_device_uuid (sp), 16);
+  for (int i = 0; i < N; i++)
+    ck_assert (memcmp (uuid, sb_device_uuid (members_at (&r.ms, i)), 16));
+  for (int k = 0; k < 3; k++) {
+    md_array_write_begin (r.md);
+    check_spare (&r, sp, N, "a write: active");
+    md_array_write_end (r.md);
+    md_array_flushed (r.md);
+    check_spare (&r, sp, N, "flushed: clean");
+  }
+  ck_assert (!memcmp (uuid, sb_device_uuid (sp), 16));
+
+  member_fail (members_at (&r.ms, 2), EIO);
+  md_array_states_changed (r.md);
+  check_spare (&r, sp, N, "member 2 failed");
+  ck_assert_uint_eq (sb_role (sp, 2), 0xfffe);
+
+  /* The takeover, as jobs.c's jobs_spare_takeover does it. */
+  md_array_spare_takes (r.md, 2, sp->serial);
+  ck_assert_ptr_eq (members_take_spare (&r.ms, 0), sp);
+  members_replace (&r.ms, 2, sp);
+  md_array_states_changed (r.md);
+  ck_assert_uint_eq (sb_dev_number (sp), N);
+  ck_assert (!memcmp (uuid, sb_device_uuid (sp), 16));
+  ck_assert (sb_features (sp) & 0x2);           /* rebuilding, from row 0 */
+  ck_assert_uint_eq (sb_recovery (sp), 0);
+  for (int i = 0; i < N; i++) {
+    struct member *m = members_at (&r.ms, i);
+
+    ck_assert_uint_eq (sb_role (m, N), 2);
+    /* The failed disk has left the array (as after mdadm --remove; md
+     * keeps it, faulty, until then): its slot is free.
+     */
+    ck_assert_uint_eq (sb_role (m, 2), 0xffff);
+    ck_assert_uint_eq (sb_events (m), sb_events (members_at (&r.ms, 0)));
+  }
+  rig_free (&r);
+}
+END_TEST
+
 static Suite *
 md_array_suite (void)
 {
@@ -216,6 +309,7 @@ md_array_suite (void)
     { "clean", test_clean_active },
     { "failure-before-ack", test_failure_recorded_before_ack },
     { "reuse", test_dev_number_reuse },
+    { "spare", test_spare },
   };
 
   return check_suite ("md_array", CHECK_CASES (cases), 30);

@@ -23,6 +23,9 @@
  * metadata after the data is refused (md_admit.c's
  * md_array_cannot_hold), and a fitting one gets its superblock at its
  * own end, a leftover v1.2 superblock zeroed (md_array.c's update).
+ * The spares case: a disk whose superblock says it is the array's spare
+ * is kept as a hot spare, with its slot, even with an older event count;
+ * another array's spare is refused, named.
  *
  * The oracle reads the superblocks from the members' bytes at md_p.h's
  * offsets (lib/md_rig.c), never through md_super.c, at the places md's
@@ -52,28 +55,39 @@
 #include "member_mem.h"
 #include "member_table.h"
 
-/* Assemble fresh members holding what rig's members hold, in the order
- * given (indices into the old table); returns what md_array_assemble did.
+/* Assemble n fresh members holding what src[] hold, in that order, each
+ * named after its source; returns what md_array_assemble did.
  */
 static int
-reassemble (struct rig *r, const int *order, struct rig *out)
+assemble_copies (struct member *const *src, int n, struct rig *out)
 {
-  struct member *m[N];
+  struct member *m[GEOMETRY_MAX_MEMBERS];
   uint64_t member_bytes = 0;
 
   memset (out, 0, sizeof *out);
   members_init (&out->ms);
-  for (int i = 0; i < N; i++) {
-    m[i] = new_member (order[i]);
-    memcpy (mem_member_data (m[i]), mem_member_data (members_at (&r->ms,
-                                                                 order[i])),
-            MEMBER_BYTES);
+  for (int i = 0; i < n; i++) {
+    m[i] = mem_member_new (src[i]->name, MEMBER_BYTES, 1);
+    memcpy (mem_member_data (m[i]), mem_member_data (src[i]), MEMBER_BYTES);
   }
-  members_arrange (&out->ms, m, N);
-  out->cfg = (struct array_config) { .metadata = METADATA_MD, .ndisks = N };
-  for (int i = 0; i < N; i++)
+  members_arrange (&out->ms, m, n);
+  out->cfg = (struct array_config) { .metadata = METADATA_MD, .ndisks = n };
+  for (int i = 0; i < n; i++)
     out->cfg.disks[i] = m[i]->name;
   return md_array_assemble (&out->ms, &out->cfg, &member_bytes, &out->md);
+}
+
+/* Assemble fresh members holding what rig's members hold, in the order
+ * given (indices into the old table).
+ */
+static int
+reassemble (struct rig *r, const int *order, struct rig *out)
+{
+  struct member *src[N];
+
+  for (int i = 0; i < N; i++)
+    src[i] = members_at (&r->ms, order[i]);
+  return assemble_copies (src, N, out);
 }
 
 /* r's members reassembled in `order`: member `stale` is said to be
@@ -180,6 +194,79 @@ START_TEST (test_assemble)
     md_array_close (a.md);
     members_destroy (&a.ms);
   }
+  rig_free (&r);
+}
+END_TEST
+
+/* Hot spares: a disk whose own superblock says spare, in a slot the
+ * newest superblock has as a spare's, given anywhere among the members,
+ * is kept as a hot spare with its slot and device UUID (an update of the
+ * assembled array writes it so, current), even with an older event
+ * count: md's super_1_validate asks a current count only of a device in
+ * a role.  The spare of another array given with the members is refused,
+ * naming it, as a member of another array is.
+ */
+START_TEST (test_spares)
+{
+  struct rig r, a, other;
+  struct member *sp, *src[N + 1], *asp;
+  uint8_t saved[SB];
+
+  rig_create (&r);
+  md_array_resynced (r.md);
+  sp = rig_add_spare (&r, N);
+  for (int late = 0; late <= 2; late += 2) {
+    /* late updates that the spare's own superblock missed */
+    memcpy (saved, mem_member_data (sp) + SB, SB);
+    for (int k = 0; k < late; k++)
+      md_array_states_changed (r.md);
+    memcpy (mem_member_data (sp) + SB, saved, SB);
+    ck_assert_uint_eq (sb_events (sp) + late,
+                       sb_events (members_at (&r.ms, 0)));
+    src[0] = members_at (&r.ms, 3);
+    src[1] = members_at (&r.ms, 1);
+    src[2] = sp;
+    src[3] = members_at (&r.ms, 0);
+    src[4] = members_at (&r.ms, 2);
+    last_error[0] = '\0';
+    ck_assert_msg (assemble_copies (src, N + 1, &a) == 0, "said: %s",
+                   last_error);
+    ck_assert_msg (last_error[0] == '\0', "%d behind: said %s", late,
+                   last_error);
+    ck_assert_int_eq (a.ms.n, N);
+    ck_assert_int_eq (members_failed (&a.ms), 0);
+    for (int i = 0; i < N; i++)
+      ck_assert_str_eq (members_at (&a.ms, i)->name,
+                        members_at (&r.ms, i)->name);
+    ck_assert_int_eq (members_spares (&a.ms), 1);
+    asp = members_spare_at (&a.ms, 0);
+    ck_assert_str_eq (asp->name, sp->name);
+    ck_assert (!member_failed (asp));
+    md_array_states_changed (a.md);
+    ck_assert_uint_eq (sb_dev_number (asp), N);
+    ck_assert_uint_eq (sb_role (asp, N), 0xffff);
+    ck_assert_uint_eq (sb_role (members_at (&a.ms, 0), N), 0xffff);
+    ck_assert (!memcmp (sb_device_uuid (asp), sb_device_uuid (sp), 16));
+    ck_assert_uint_eq (sb_events (asp), sb_events (members_at (&a.ms, 0)));
+    md_array_close (a.md);
+    members_destroy (&a.ms);
+  }
+
+  /* Another array's spare (its events behind r's, so that r's members
+   * are the reference).
+   */
+  rig_create (&other);
+  md_array_resynced (other.md);
+  src[N] = rig_add_spare (&other, 9);
+  ck_assert_uint_lt (sb_events (src[N]), sb_events (members_at (&r.ms, 0)));
+  for (int i = 0; i < N; i++)
+    src[i] = members_at (&r.ms, i);
+  last_error[0] = '\0';
+  ck_assert_int_eq (assemble_copies (src, N + 1, &a), -1);
+  ck_assert_msg (strstr (last_error, "member mem9 belongs to another array"),
+                 "said: %s", last_error);
+  members_destroy (&a.ms);
+  rig_free (&other);
   rig_free (&r);
 }
 END_TEST
@@ -465,6 +552,7 @@ md_assemble_suite (void)
   const struct check_case cases[] = {
     { "assemble", test_assemble },
     { "versions", test_versions },
+    { "spares", test_spares },
   };
 
   return check_suite ("md_assemble", CHECK_CASES (cases), 30);

@@ -32,7 +32,7 @@ LAYERS = [
     ["array"],
     ["admission"],
     ["jobs"],
-    ["control", "readd_auto"],
+    ["control", "readd_auto", "spare_auto"],
     ["raid"],
 ]
 RANK = {f: r for r, layer in enumerate(LAYERS) for f in layer}

@@ -15,7 +15,8 @@
  *     RAID-5 geometry over them and an array created on them
  *     (create=true, v1.2, no bitmap) through md_create.c, its superblocks
  *     written by md_array.c's first update (md_array_after_fork), as the
- *     plugin does between config_complete and serving.
+ *     plugin does between config_complete and serving; and hot spares
+ *     added to it as jobs.c's add-spare adds them.
  *
  * A program that links this links md_create.c and md_array.c (and what
  * they call) whatever it tests: plugin-tests.mk's MD_RIG_SOURCES.
@@ -75,6 +76,12 @@ sb_role (struct member *m, uint32_t d)
   return le (sb_of (m) + 256 + 2 * d, 2);
 }
 
+const uint8_t *
+sb_device_uuid (struct member *m)
+{
+  return sb_of (m) + 168;
+}
+
 struct member *
 new_member (int i)
 {
@@ -113,4 +120,16 @@ rig_free (struct rig *r)
 {
   md_array_close (r->md);
   members_destroy (&r->ms);
+}
+
+struct member *
+rig_add_spare (struct rig *r, int i)
+{
+  struct member *m = new_member (i);
+  char msg[256] = "";
+
+  ck_assert_msg (md_array_spare_add (r->md, m, msg, sizeof msg) == 0,
+                 "add spare mem%d: %s", i, msg);
+  ck_assert (members_add_spare (&r->ms, m));
+  return m;
 }

@@ -36,6 +36,7 @@ uint32_t sb_max_dev (struct member *m);
 uint32_t sb_features (struct member *m);
 uint64_t sb_recovery (struct member *m);
 uint16_t sb_role (struct member *m, uint32_t d);
+const uint8_t *sb_device_uuid (struct member *m);
 
 struct rig {
   struct members ms;
@@ -51,5 +52,11 @@ struct member *new_member (int i);
 void rig_create (struct rig *r);
 
 void rig_free (struct rig *r);
+
+/* A hot spare on r: in-memory member "mem<i>", given its md superblock
+ * of a spare (md_array_spare_add) and listed in r's table, as jobs.c's
+ * add-spare does.
+ */
+struct member *rig_add_spare (struct rig *r, int i);
 
 #endif /* TESTS_MD_RIG_H */

@@ -26,6 +26,12 @@
 #   vm_results_disk NAME  the scratch disk the guest's /out is tarred onto
 #   vm_results NAME DIR   unpack it into DIR
 #   vm_result NAME        0 if the console says "RAIDVM: RESULT PASS"
+#   vm_guest NAME OUT SCRIPT [FILE...]
+#                         one boot of the guest SCRIPT (FILEs in its /)
+#                         on the disks of ${vm_args[@]} and a results
+#                         disk: what it saved goes to OUT (1 if nothing),
+#                         its ok/FAIL lines to the log, and a guest that
+#                         did not pass is a failure
 #   vm_md_check           the check guest (guest-md-check.sh) on the
 #                         arrays of $tmpdir/arrays.txt; counts a failure
 #   (failures: fail MESSAGE, from ../lib/functions.sh: a test goes on to
@@ -241,6 +247,20 @@ vm_result ()
     grep -a 'RAIDVM: FAIL' "$log" || true
     tail -n 60 "$log" | tr -d '\r'
     return 1
+}
+
+vm_guest ()
+{
+    local name=$1 out=$2 scen=$3 r=0
+    shift 3
+    vm_results_disk "$name"
+    vm_initrd "$tmpdir/initrd" "$scen" "$@"
+    run_vm "$name" "$tmpdir/initrd" "${vm_args[@]}"
+    vm_results "$name" "$out" || r=1
+    vm_result "$name" || fail "the guest did not pass"
+    grep -a -E 'RAIDVM: (ok|FAIL)' "$tmpdir/$name.console" | tr -d '\r' || true
+    echo "guest: $(vm_elapsed)"
+    return $r
 }
 
 # vm_md_check: boot the check guest (guest-md-check.sh says what md must
