@@ -433,13 +433,19 @@ class Run:
 
     def restart(self):
         self.ctl.wait_idle(60)
-        self.status()
+        st = self.status()
         for i, s in enumerate(self.model):
             if s == "doomed":          # let the plugin meet it, for certain
                 self.ctl.ok("fail %d" % i)
                 self.model[i] = "failed"
+        # A resync still owed on a degraded array (a forced start after a
+        # crash keeps it owed until every member is in sync, as md's
+        # start_dirty_degraded does) leaves the superblocks active: the
+        # next start needs force=true, as md's does.
+        owed = bool(st.get("resync_owed")) and \
+            any(s != "in_sync" for s in self.model)
         self.arr.stop()
-        self.start()
+        self.start(force=owed)
         self.counts["restart"] += 1
         self.note("restart with %s failed; command line %s"
                   % ([i for i, s in enumerate(self.model) if s == "failed"],
