@@ -100,11 +100,11 @@ MIXES = {
     "crashes": [(0.62, "io"), (0.71, "fail"), (0.75, "replace"),
                 (0.78, "wait"), (0.80, "compare"), (0.81, "scrub"),
                 (0.83, "restart"), (0.91, "crash"), (1.0, "idle")],
-    "sector-errors": [(0.55, "io"), (0.60, "fail"), (0.64, "replace"),
-                      (0.66, "wait"), (0.69, "compare"), (0.71, "scrub"),
-                      (0.73, "restart"), (0.75, "crash"),
-                      (0.77, "member-restart"), (0.89, "sector-bad"),
-                      (0.93, "sector-clear"), (0.95, "sector-heal"),
+    "sector-errors": [(0.55, "io"), (0.58, "fail"), (0.62, "replace"),
+                      (0.64, "wait"), (0.655, "compare"), (0.675, "scrub"),
+                      (0.69, "restart"), (0.705, "crash"),
+                      (0.72, "member-restart"), (0.90, "sector-bad"),
+                      (0.94, "sector-clear"), (0.96, "sector-heal"),
                       (1.0, "idle")],
 }
 # A fresh seed's mix: (mix, weight).
