@@ -438,6 +438,8 @@ class Member:
     def remove_bad_ranges(self, lines):
         """The faults of those lines (of self.bad) go away; the others
         stay, with what was mended of them."""
+        if not lines:
+            return
         self.bad = [line for line in self.bad if line not in lines]
         self._write_bad()
 

@@ -376,10 +376,12 @@ class Run:
             self.ctl.wait_idle(30)
             self.note("scrub stopped for a replacement")
         old = self.members[i]
-        if self.remote_new < 6 and rng.random() < 0.4:
-            new = self.hz.member(self.doff + MSIZE, "badsector"
-                                 if self.sectors and rng.random() < 0.5
-                                 else "remote")
+        if self.sectors and getattr(old, "plugin", None) == "badsector":
+            # The mix keeps its members with bad sectors: a disk that
+            # grows them is replaced by another one that may.
+            new = self.hz.member(self.doff + MSIZE, "badsector")
+        elif self.remote_new < 6 and rng.random() < 0.4:
+            new = self.hz.member(self.doff + MSIZE, "remote")
             self.remote_new += 1
         else:
             new = self.hz.member(self.doff + MSIZE, "local")
@@ -610,9 +612,14 @@ class Run:
         the member is doomed (failed when a write or a rewrite meets the
         fault, as md fails a member without a log)."""
         rng, arr = self.rng, self.arr
+        for i in self.badsector_members():
+            # Read faults mended whole are gone from the model already:
+            # take their lines away, to make room for new ones.
+            m = self.members[i]
+            m.remove_bad_ranges(rs.mended_lines(m))
         cands = [i for i in self.badsector_members()
                  if self.members[i].alive() and self.model[i] != "failed"
-                 and len(self.members[i].bad) < 8]
+                 and len(self.members[i].bad) < 12]
         if not cands:
             return
         i = rng.choice(cands)

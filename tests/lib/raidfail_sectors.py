@@ -80,6 +80,15 @@ def healed_sectors(m):
     return got
 
 
+def mended_lines(m):
+    """m's "read" faults that writes have mended whole."""
+    healed = healed_sectors(m)
+    return [line for line in getattr(m, "bad", [])
+            for start, n, mode, serial in [parse_line(line)]
+            if mode == "read" and
+            healed[serial] >= set(range(start, start + n))]
+
+
 def read_bad_sectors(m):
     """Sectors of m's "read" faults not mended: {sector}."""
     if not getattr(m, "bad", None):
