@@ -473,8 +473,10 @@ print_scrub (struct array *a, const struct jobs_status *st, uint64_t total,
            elapsed > 0 ? done / elapsed / 1e6 : 0.0,
            elapsed > 0 ? done / elapsed : 0.0, remaining);
   print_finish (f, remaining, done, elapsed);
-  fprintf (f, ",\"mismatch_cnt\":%" PRIu64 ",\"finished\":%s,"
+  fprintf (f, ",\"mismatch_cnt\":%" PRIu64 ",\"unreadable_bytes\":%"
+           PRIu64 ",\"lost_bytes\":%" PRIu64 ",\"finished\":%s,"
            "\"bad_data\":[", st->scrub_mismatch_cnt,
+           st->scrub_unreadable_bytes, st->scrub_lost_bytes,
            st->scrub_finished ? "true" : "false");
   for (size_t k = 0; k < st->scrub_nbad; k++)
     fprintf (f, "%s{\"stripe\":%" PRIu64 ",\"member\":%d}", k ? "," : "",

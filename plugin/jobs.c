@@ -135,6 +135,7 @@ struct job {
   uint64_t whole_from;          /* ... and rebuilt whole from this row */
   /* Scrub: progress; bad[k] is written before nbad covers it. */
   _Atomic uint64_t rows_done, mismatch_cnt;
+  _Atomic uint64_t unreadable_bytes, lost_bytes;        /* scrub */
   _Atomic size_t nbad;
   struct { uint64_t stripe; int member; } bad[JOBS_MAX_BAD_DATA];
   bool finished;                /* scrub: went over every row; under lock */
@@ -630,6 +631,10 @@ scrub_thread (void *arg)
       if (j->resync)
         row_record_resynced (a->rows, s);
       atomic_fetch_add_explicit (&j->mismatch_cnt, res.mismatches,
+                                 memory_order_relaxed);
+      atomic_fetch_add_explicit (&j->unreadable_bytes, res.unreadable_bytes,
+                                 memory_order_relaxed);
+      atomic_fetch_add_explicit (&j->lost_bytes, res.lost_bytes,
                                  memory_order_relaxed);
       if (res.bad_data_member >= 0)
         record_bad_data (j, s, res.bad_data_member);
@@ -1186,6 +1191,10 @@ jobs_status (struct jobs *js, struct jobs_status *st)
   st->scrub_rows_total = sc->rows_total;
   st->scrub_mismatch_cnt = atomic_load_explicit (&sc->mismatch_cnt,
                                                  memory_order_relaxed);
+  st->scrub_unreadable_bytes =
+    atomic_load_explicit (&sc->unreadable_bytes, memory_order_relaxed);
+  st->scrub_lost_bytes =
+    atomic_load_explicit (&sc->lost_bytes, memory_order_relaxed);
   st->scrub_nbad = atomic_load_explicit (&sc->nbad, memory_order_acquire);
   memcpy (st->scrub_bad, sc->bad, st->scrub_nbad * sizeof sc->bad[0]);
 }

@@ -81,6 +81,7 @@ struct jobs_status {
   bool scrub_repair, scrub_resync, scrub_finished;
   int64_t scrub_start;
   uint64_t scrub_rows_done, scrub_rows_total, scrub_mismatch_cnt;
+  uint64_t scrub_unreadable_bytes, scrub_lost_bytes;
   size_t scrub_nbad;
   struct { uint64_t stripe; int member; } scrub_bad[JOBS_MAX_BAD_DATA];
 };

@@ -565,6 +565,12 @@ md_array_bitmap (const struct md_array *md)
   return md ? md->bitmap : NULL;
 }
 
+uint32_t
+md_array_logical_block_size (const struct md_array *md)
+{
+  return md ? md->sb.logical_block_size : 0;
+}
+
 uint64_t
 md_array_events (struct md_array *md)
 {

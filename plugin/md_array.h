@@ -110,6 +110,10 @@ void md_array_readd_expect (struct md_array *md, int i, uint64_t serial);
  * clean: what a member in sync may say).
  */
 struct md_bitmap *md_array_bitmap (const struct md_array *md);
+/* The members' logical block size in bytes, md 6.19's superblock field
+ * (md_super.c): 0 when not set, or NULL md.
+ */
+uint32_t md_array_logical_block_size (const struct md_array *md);
 uint64_t md_array_events (struct md_array *md);
 
 /* Why m, offered for a role, cannot hold the array's data and, for md

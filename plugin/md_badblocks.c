@@ -3,7 +3,9 @@
  * and the set of bad ranges that reads and writes ask.
  *
  * What md does with it (drivers/md/raid5.c, md.c), as read; the plugin
- * does none of this yet, and marks below what is unsure:
+ * follows it (reads and their correction: stripe_recover.c; recording a
+ * range or failing the member: member_table.c; the log's life beside
+ * the superblocks: md_bblog.c), and says below where it does not:
  *
  *   - A read error on a member in sync: md reads the block once more on
  *     its own, then computes it from the other members, serves it,
@@ -16,8 +18,9 @@
  *     from, the block (4 KiB) goes into the log.  A member whose reads
  *     keep failing with no read succeeding between (more failures than
  *     the stripe cache has stripes) is failed.  md's
- *     max_corr_read_errors (20, decaying) is RAID-1/10's limit; unsure
- *     whether RAID-5/6 uses it: its code as read does not.
+ *     max_corr_read_errors (20, halved every hour) is RAID-1/10's limit;
+ *     the plugin applies it to RAID-5/6 too (max-read-errors=, member.c):
+ *     a limit that does not grow with a cache's size.
  *   - A write error: the block goes into the log and the member stays
  *     in sync (md also marks it as wanting a replacement).  A write
  *     that succeeds over a recorded block removes it from the log.
@@ -33,7 +36,8 @@
  *     written (md_update_sb acknowledges them), so that nothing
  *     acknowledged to a client relies on a record a crash would lose.
  *   - A rebuild that cannot read a survivor's block records it on the
- *     survivor and the target, and goes on (unsure of the details).
+ *     survivor and the target, and goes on.  The plugin does the same
+ *     for a rebuild, a resync and a scrub (stripe_fill_rows_lossy).
  *
  * The log on disk (md.c super_1_load / super_1_sync; mdadm super1.c
  * examine_badblocks_super1).  The superblock says where (bblog_offset,

@@ -45,9 +45,11 @@
  * (a member's own).  The bblog_ fields say where the member's bad-block
  * log lies and how long it is (md_badblocks.c: its format and where
  * mdadm puts it); feature bit 0x8 says it holds entries.
- * logical_block_size (md 6.19) was padding before: kernels up to 6.18
- * refuse a superblock whose padding there is not zero, so it is kept as
- * read and never set here.  Byte 184 (devflags) and the reshape's
+ * logical_block_size (md 6.19, in bytes) was padding before: kernels up
+ * to 6.18 refuse a superblock whose padding there is not zero, so it is
+ * kept as read and never set here; when set it must be a power of two
+ * from 512 to 65536 (what a block device, and NBD, can take), and the
+ * export advertises it as its minimum block size (raid.c).  Byte 184 (devflags) and the reshape's
  * fields (100 to 127) are kept from the record read (raw).
  *
  * A member's role in the array is dev_roles[dev_number] (0xffff spare,
@@ -196,6 +198,11 @@ impossible_fields (const uint8_t *buf, uint32_t max_dev, uint32_t features)
       get64 (buf + 136) >= MAX_SECTORS || so >= MAX_SECTORS ||
       ((features & FEATURE_RECOVERY_OFFSET) && get64 (buf + 152) >= MAX_SECTORS))
     return "md superblock with an impossible size or offset: bad superblock";
+  if (get32 (buf + 224) &&
+      (get32 (buf + 224) < 512 || get32 (buf + 224) > 65536 ||
+       (get32 (buf + 224) & (get32 (buf + 224) - 1))))
+    return "md superblock whose logical_block_size is not a power of two "
+      "from 512 to 65536 bytes: bad superblock";
   if (minor_of (so) == 0 && (so % 8 || so < 16))
     return "md superblock whose super_offset is no place md puts one "
       "(v1.0: on a 4 KiB boundary, 8 KiB or more from the start): "

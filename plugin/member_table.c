@@ -272,29 +272,73 @@ members_record_bad (struct member *m, uint64_t offset, uint64_t len)
   return false;
 }
 
+/* md's stripe page: what it writes, and records as bad, at a time. */
+#define MEMBERS_PAGE 4096
+
+/* Member m took bytes [offset, +len) (op: a write, zero or punch): a
+ * sector its log listed holds the array's bytes again (md clears it when
+ * a write there succeeds).  A clear that needs an entry the log lacks
+ * leaves the range bad: the safe way.
+ */
+static void
+written (struct member *m, enum member_op op, uint64_t offset, uint64_t len)
+{
+  const char *why;
+
+  if (m->bad_blocks && md_badblocks_count (m->bad_blocks) &&
+      op != MEMBER_FLUSH)
+    md_badblocks_clear (m->bad_blocks, offset / 512, len / 512, &why);
+}
+
+/* A write (zero, punch) that failed on the medium, made again 4 KiB of
+ * the member at a time, so that only the pages that still fail go into
+ * the log: md writes, and records, the 4 KiB pages of a stripe one by
+ * one, and a request of a chunk recorded whole would list sectors the
+ * disk can take (and fill the log sooner).  0 when every page was
+ * written or recorded; else the errno to fail the member with (a page
+ * the log cannot take, or an error that is not the medium's).  Rare:
+ * only after such an error.
+ */
+static int
+record_failed_write (struct member *m, const struct member_io *io)
+{
+  const uint64_t end = io->offset + io->len;
+
+  for (uint64_t at = io->offset, next; at < end; at = next) {
+    struct member_io one = *io;
+
+    next = (at / MEMBERS_PAGE + 1) * MEMBERS_PAGE;
+    if (next > end)
+      next = end;
+    one.offset = at;
+    one.len = next - at;
+    if (io->buf)
+      one.buf = (uint8_t *) io->buf + (at - io->offset);
+    member_io_run (&one, 1);
+    if (one.err == 0)
+      written (m, one.op, at, one.len);
+    else if (!member_error_is_media (one.op, one.err))
+      return one.err;
+    else if (!members_record_bad (m, at, one.len))
+      return io->err;
+  }
+  return 0;
+}
+
 int
 members_writes_done (struct members *ms, const struct member_io *ios,
                      size_t n, uint64_t row)
 {
   for (size_t i = 0; i < n; i++) {
     struct member *m = ios[i].member;
+    int err = ios[i].err;
 
-    if (ios[i].err == 0) {
-      /* Written: a sector the log listed holds the array's bytes again
-       * (md clears it when a write there succeeds).  A clear that needs
-       * an entry the log lacks leaves the range bad: the safe way.
-       */
-      const char *why;
-
-      if (m->bad_blocks && md_badblocks_count (m->bad_blocks) &&
-          ios[i].op != MEMBER_FLUSH)
-        md_badblocks_clear (m->bad_blocks, ios[i].offset / 512,
-                            ios[i].len / 512, &why);
-    }
-    else if (!(member_error_is_media (ios[i].op, ios[i].err) &&
-               ios[i].op != MEMBER_READ &&
-               members_record_bad (m, ios[i].offset, ios[i].len)))
-      members_io_error (m, ios[i].op, ios[i].err);
+    if (err == 0)
+      written (m, ios[i].op, ios[i].offset, ios[i].len);
+    else if (!member_error_is_media (ios[i].op, err) ||
+             ios[i].op == MEMBER_READ ||
+             (err = record_failed_write (m, &ios[i])) != 0)
+      members_io_error (m, ios[i].op, err);
   }
   return row_served (ms, row);
 }

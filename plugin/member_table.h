@@ -129,8 +129,9 @@ bool members_record_bad (struct member *m, uint64_t offset, uint64_t len);
 /* A batch of writes (or zeroes, punches) whose results are in: each that
  * succeeded clears what it covered from its member's bad-block log (md
  * clears a sector a write succeeded on); each that failed on the medium
- * is recorded there instead of failing its member, where the log can
- * hold it; any other failure fails its member.  Then whether the row
+ * is made again 4 KiB by 4 KiB and the pages that still fail are
+ * recorded there instead of failing its member, where the log can hold
+ * them; any other failure fails its member.  Then whether the row
  * (or, MEMBERS_WHOLE_ARRAY, the array) can still serve: 0, or -1 (EIO).
  * members_run_writes runs the batch first.  What is recorded is on disk
  * before the write is acknowledged: md's update at the write's end

@@ -55,6 +55,7 @@
 #include "params.h"
 #include "control.h"
 #include "jobs.h"
+#include "md_array.h"
 #include "nbdkit_cmdline.h"
 #include "parity.h"
 #include "readd_auto.h"
@@ -266,8 +267,11 @@ raid_get_size (void *handle)
   return array->g.array_size;
 }
 
-/* Minimum 512; preferred: one full data row if that is a power of two
- * (NBD requires one), else one chunk; maximum 64M.
+/* Minimum 512, or the members' logical block size where md's superblock
+ * sets one (a disk of 4 KiB sectors: a client that writes less would
+ * make each member read and write the whole sector); preferred: one full
+ * data row if that is a power of two (NBD requires one), else one chunk,
+ * never below the minimum; maximum 64M.
  */
 static int
 raid_block_size (void *handle, uint32_t *minimum, uint32_t *preferred,
@@ -275,9 +279,12 @@ raid_block_size (void *handle, uint32_t *minimum, uint32_t *preferred,
 {
   uint64_t row = array->g.stripe_data_bytes;
   uint64_t pref = (row & (row - 1)) == 0 ? row : array->g.chunk;
+  uint32_t lbs = md_array_logical_block_size (array->md);
 
-  *minimum = 512;
+  *minimum = lbs ? lbs : 512;
   *preferred = pref > 32 * 1024 * 1024 ? 32 * 1024 * 1024 : pref;
+  if (*preferred < *minimum)
+    *preferred = *minimum;
   *maximum = 64 * 1024 * 1024;
   return 0;
 }

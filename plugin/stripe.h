@@ -77,6 +77,8 @@ int stripe_rebuild_rows (struct stripe_cache *c, struct stripe_head **sh,
 struct stripe_scrub {
   unsigned int mismatches;      /* pages whose parity was wrong */
   int bad_data_member;          /* RAID-6: member of a located bad data page, or -1 */
+  uint64_t unreadable_bytes;    /* pages the members' media could not give */
+  uint64_t lost_bytes;          /* of those, pages not reconstructed: lost */
 };
 #define STRIPE_SCRUB_SCRATCH (2 * 4096)
 int stripe_scrub_row (struct stripe_cache *c, struct stripe_head *sh,

@@ -268,15 +268,25 @@ void stripe_plan_make (struct plan *pl);
  */
 int stripe_fill_rows (struct stripe_cache *c, struct stripe_head *sh,
                       unsigned int first, unsigned int end);
-/* The same for a job that must get past pages it cannot reconstruct (a
- * rebuild, a scrub): such pages stay invalid and are recorded in the
- * bad-block logs of the members that hold them (member_table.c's
- * members_record_bad), and *lost_pages counts them; -1 with EIO only
- * where a log cannot record one.
+/* What a lossy fill met on the members' media: pages they could not give
+ * (read errors, and pages their logs list), and of those the pages that
+ * could not be reconstructed (more members lost there than the level
+ * tolerates), now recorded in the logs.  Added to, not reset.
+ */
+struct fill_media {
+  uint64_t unreadable, lost;
+};
+/* The same as stripe_fill_rows for a job that must get past pages it
+ * cannot reconstruct (a rebuild, a scrub): such pages stay invalid and
+ * are recorded in the bad-block logs of the members that hold them
+ * (member_table.c's members_record_bad); -1 with EIO only where a log
+ * cannot record one.  Pages read with an error are written back as
+ * always; with rewrite_listed, so are the pages logs list (a scrub's
+ * repair), which a write that succeeds takes out of the log.
  */
 int stripe_fill_rows_lossy (struct stripe_cache *c, struct stripe_head *sh,
                             unsigned int first, unsigned int end,
-                            uint64_t *lost_pages);
+                            bool rewrite_listed, struct fill_media *out);
 /* The same for the segments of a write, but pages that cannot be
  * reconstructed stay invalid without failing the fill (nor are they
  * recorded): the write may overwrite them (stripe_write.c checks).

@@ -394,7 +394,7 @@ reconstruct_pages (struct stripe_cache *c, struct stripe_head *sh,
  */
 static void
 correct_holes (struct stripe_cache *c, struct stripe_head *sh,
-               const struct holes *h)
+               const struct holes *h, bool rewrite_listed)
 {
   uint64_t base = geometry_member_offset (c->g, sh->stripe);
   struct member_io *ios = malloc ((size_t) h->count * sizeof *ios);
@@ -406,7 +406,8 @@ correct_holes (struct stripe_cache *c, struct stripe_head *sh,
     goto out;                   /* served, not corrected: read again later */
   for (int m = 0; m < c->g->members; m++)
     for (unsigned int p = h->first; p < h->end; p++)
-      if (hole (h, m, p) && valid (c, sh, m, p) && !recorded (c, sh, m, p))
+      if (hole (h, m, p) && valid (c, sh, m, p) &&
+          (rewrite_listed || !recorded (c, sh, m, p)))
         ios[n++] = (struct member_io) {
           .member = members_at (c->ms, m), .op = MEMBER_WRITE,
           .buf = page_ptr (c, sh, m, p), .len = PAGE,
@@ -453,6 +454,15 @@ correct_holes (struct stripe_cache *c, struct stripe_head *sh,
   free (back);
 }
 
+/* What a fill that may lose pages is given and gives back (NULL: a
+ * fill that fails on a page it cannot compute).
+ */
+struct lossy {
+  bool rewrite_listed;          /* rewrite the pages logs list, too */
+  struct holes lost;            /* the pages that could not be computed */
+  uint64_t unreadable;          /* pages met unreadable or listed */
+};
+
 /* Make every member's pages [first, end) valid: read what the working
  * members have, and reconstruct the others' pages, both after one view
  * of which members can be read (struct lost_set).  A read error on the
@@ -463,7 +473,7 @@ correct_holes (struct stripe_cache *c, struct stripe_head *sh,
  */
 static int
 fill (struct stripe_cache *c, struct stripe_head *sh, unsigned int first,
-      unsigned int end, struct holes *lost)
+      unsigned int end, struct lossy *ls)
 {
   struct member_io stack[FILL_STACK_IOS], *ios = stack;
   size_t max = fill_reads_max (c, first, end);
@@ -493,9 +503,11 @@ fill (struct stripe_cache *c, struct stripe_head *sh, unsigned int first,
     if (take_read_failures (c, sh, ios, n, &h) == -1)
       goto out;
   }
-  r = reconstruct_pages (c, sh, &l, &h, first, end, lost);
+  r = reconstruct_pages (c, sh, &l, &h, first, end, ls ? &ls->lost : NULL);
+  if (ls)
+    ls->unreadable += h.count;
   if (h.count && !member_read_only)
-    correct_holes (c, sh, &h);
+    correct_holes (c, sh, &h, ls && ls->rewrite_listed);
  out:
   free (h.bits);
   if (ios != stack)
@@ -541,24 +553,30 @@ record_lost (struct stripe_cache *c, struct stripe_head *sh,
 int
 stripe_fill_rows_lossy (struct stripe_cache *c, struct stripe_head *sh,
                         unsigned int first, unsigned int end,
-                        uint64_t *lost_pages)
+                        bool rewrite_listed, struct fill_media *out)
 {
-  struct holes lost = { .first = first, .end = end };
-  int r = fill (c, sh, first, end, &lost);
+  struct lossy ls = {
+    .rewrite_listed = rewrite_listed, .lost = { .first = first, .end = end },
+  };
+  int r = fill (c, sh, first, end, &ls);
 
-  if (r == 0 && lost.count)
-    r = record_lost (c, sh, &lost, lost_pages);
-  free (lost.bits);
+  out->unreadable += ls.unreadable;
+  if (r == 0 && ls.lost.count)
+    r = record_lost (c, sh, &ls.lost, &out->lost);
+  free (ls.lost.bits);
   return r;
 }
+
 int
 stripe_fill_plan_partly (struct plan *pl)
 {
   for (int k = 0; k < pl->nseg; k++) {
-    struct holes lost = { .first = pl->seg[k].first, .end = pl->seg[k].end };
-    int r = fill (pl->c, pl->sh, lost.first, lost.end, &lost);
+    struct lossy ls = {
+      .lost = { .first = pl->seg[k].first, .end = pl->seg[k].end },
+    };
+    int r = fill (pl->c, pl->sh, ls.lost.first, ls.lost.end, &ls);
 
-    free (lost.bits);
+    free (ls.lost.bits);
     if (r == -1)
       return -1;
   }
@@ -643,8 +661,10 @@ rows_are_holes (struct stripe_cache *c, struct stripe_head **sh, int n,
 }
 
 /* Punch `member`'s part of the rows of heads sh[0..n) (rows_are_holes):
- * 0, 1 if the member cannot punch (EOPNOTSUPP: rebuild them instead), -1
- * (errno) if it failed.
+ * 0, 1 if the member cannot punch them (EOPNOTSUPP, or an error of its
+ * medium: rebuild them instead, whose writes record in its log the pages
+ * the medium refuses, as md's recovery records a write error and goes
+ * on), -1 (errno) if it failed.
  */
 static int
 punch_rows (struct stripe_cache *c, struct stripe_head **sh, int n,
@@ -661,7 +681,7 @@ punch_rows (struct stripe_cache *c, struct stripe_head **sh, int n,
       stripe_head_invalidate (c, sh[k]);
     return 0;
   }
-  if (io.err == EOPNOTSUPP)
+  if (io.err == EOPNOTSUPP || member_error_is_media (io.op, io.err))
     return 1;
   members_io_failed (&io, 1);
   return -1;
@@ -755,10 +775,12 @@ write_rebuilt (struct stripe_cache *c, struct stripe_head **sh, int n,
  * reconstructed, then the member's chunks written in one batch.  A read
  * error fails that member and the reads left are tried again with one
  * member fewer (pages read stay valid), as stripe_fill_rows does for one
- * row.  A read that failed on the medium sends every row of the batch
- * through stripe_fill_rows instead, which reconstructs page by page and
+ * row.  A read that failed on the medium (or a log that lists pages of
+ * another member) sends every row of the batch through
+ * stripe_fill_rows_lossy instead, which reconstructs page by page and
  * writes the unreadable pages back; a page that cannot be reconstructed
- * stops the rebuild there (EIO).
+ * is recorded in its members' logs (the target's among them) and the
+ * rebuild goes on, as md's does.
  */
 static int
 rebuild_batch (struct stripe_cache *c, struct stripe_head **sh, int n,
@@ -804,16 +826,16 @@ rebuild_batch (struct stripe_cache *c, struct stripe_head **sh, int n,
       goto out;
   }
   for (int k = 0; k < n; k++) {
-    uint64_t lost = 0;
+    struct fill_media fm = { 0 };
 
     if (media) {                /* page by page, row by row */
-      if (stripe_fill_rows_lossy (c, sh[k], 0, c->pages, &lost) == -1)
+      if (stripe_fill_rows_lossy (c, sh[k], 0, c->pages, false, &fm) == -1)
         goto out;
-      if (lost)
+      if (fm.lost)
         nbdkit_error ("raid: row %" PRIu64 ": %" PRIu64 " pages could not be "
                       "reconstructed (unreadable on more members than the "
                       "level tolerates); recorded as bad blocks",
-                      sh[k]->stripe, lost);
+                      sh[k]->stripe, fm.lost);
       continue;
     }
     mark_read (c, sh[k], ios + at[k], at[k + 1] - at[k]);

@@ -12,6 +12,15 @@
  * given its old bytes back; otherwise repair rewrites the parity that
  * differs from the data, as md's repair does.  Every fix is one XOR of
  * the difference parity_check leaves in scratch.
+ *
+ * Pages a member cannot give (a read error on its medium, or a page its
+ * bad-block log lists) are reconstructed from the others and counted as
+ * unreadable.  Those that failed a read are written back and read back
+ * in both modes, as md corrects a read error whatever the sync action;
+ * the listed ones only with repair (a write that succeeds takes them out
+ * of the log).  Pages that cannot be reconstructed are counted as lost
+ * and recorded in the logs (stripe_fill_rows_lossy); they are not
+ * checked, and the scrub goes on.
  */
 
 #include <config.h>
@@ -36,6 +45,18 @@ queue_fix (struct stripe_cache *c, struct member_io *ios, int n, int member,
   return n + 1;
 }
 
+/* Whether every member's page p is valid: not lost to unreadable
+ * sectors on more members than the level tolerates.
+ */
+static bool
+page_known (struct stripe_cache *c, struct stripe_head *sh, unsigned int p)
+{
+  for (int m = 0; m < c->g->members; m++)
+    if (!valid (c, sh, m, p))
+      return false;
+  return true;
+}
+
 int
 stripe_scrub_row (struct stripe_cache *c, struct stripe_head *sh, bool repair,
                   uint8_t *scratch, struct stripe_scrub *out)
@@ -45,18 +66,20 @@ stripe_scrub_row (struct stripe_cache *c, struct stripe_head *sh, bool repair,
   const int nd = g->data_disks;
   uint64_t base = geometry_member_offset (g, sh->stripe);
   int member[GEOMETRY_MAX_MEMBERS];     /* syndrome order: data, P, Q */
+  struct fill_media fm = { 0 };
   int r = -1;
 
-  out->mismatches = 0;
-  out->bad_data_member = -1;
+  *out = (struct stripe_scrub) { .bad_data_member = -1 };
   if (count_unreadable (c, sh) > 0) {
     errno = EIO;                /* nothing to check against */
     return -1;
   }
   stripe_head_invalidate (c, sh);          /* check the members, not the cache */
   if (stripe_head_buffers (c, sh) == -1 ||
-      stripe_fill_rows (c, sh, 0, c->pages) == -1)
-    return -1;
+      stripe_fill_rows_lossy (c, sh, 0, c->pages, repair, &fm) == -1)
+    goto out;
+  out->unreadable_bytes = fm.unreadable * PAGE;
+  out->lost_bytes = fm.lost * PAGE;
 
   for (int z = 0; z < nd; z++)
     member[z] = map->slot_member[z];
@@ -71,6 +94,8 @@ stripe_scrub_row (struct stripe_cache *c, struct stripe_head *sh, bool repair,
     struct member_io ios[2];
     int n = 0;
 
+    if (!page_known (c, sh, p))
+      continue;
     for (int i = 0; i < g->members; i++)
       ptrs[i] = page_ptr (c, sh, member[i], p);
     if ((g->level == 6

@@ -345,6 +345,14 @@ EXTRA_DIST += vm/fill-missing.py vm/replace-cycles.py vm/readd-once.py
 TESTS += vm/test-vm-bitmap.sh
 EXTRA_DIST += vm/test-vm-bitmap.sh vm/guest-md-bitmap.sh
 
+# md's bad-block logs between the plugin and Linux md (a guest): the
+# plugin's logs (a rebuild's and refused writes') listed by mdadm and
+# honoured by md; md's (added through sysfs) counted and honoured by the
+# plugin, the listed sectors' bytes never read.
+TESTS += vm/test-vm-md-badblocks.sh
+EXTRA_DIST += vm/test-vm-md-badblocks.sh vm/guest-md-badblocks.sh \
+	vm/badblocks-record.py
+
 # md fails and removes a member of a plugin-made array with a bitmap
 # and writes; the plugin re-adds it at start-up from the bitmap;
 # md then assembles the result clean, with no mismatch (a guest).
@@ -730,3 +738,27 @@ EXTRA_DIST += test-media-read-correct.py
 TESTS += test-media-rebuild.py
 VALGRIND_TESTS += test-media-rebuild.py
 EXTRA_DIST += test-media-rebuild.py
+# A scrub reports unreadable and listed pages, mends them (read errors in
+# check mode, listed pages with repair) and goes on past lost ones.
+TESTS += test-media-scrub.py
+VALGRIND_TESTS += test-media-scrub.py
+EXTRA_DIST += test-media-scrub.py
+# md 6.19's logical_block_size: never set at create, advertised as the
+# minimum block size when set, kept, refused when impossible.
+TESTS += test-md-logical-block-size.py
+EXTRA_DIST += test-md-logical-block-size.py
+# A write acknowledged with a sector recorded bad survives SIGKILL: the
+# log is on disk before the reply.
+TESTS += test-media-kill.py
+EXTRA_DIST += test-media-kill.py
+# The man pages' POD: well formed, every internal link resolves.
+TESTS += test-man-pod.sh
+EXTRA_DIST += test-man-pod.sh
+# A rebuild's punch refused by the target's medium: recorded, not fatal.
+TESTS += test-media-rebuild-punch.py
+EXTRA_DIST += test-media-rebuild-punch.py
+# A write refused by some pages of a member's medium: those pages are
+# recorded, not the request's range, and the member stays.
+TESTS += test-media-write-error.py
+VALGRIND_TESTS += test-media-write-error.py
+EXTRA_DIST += test-media-write-error.py

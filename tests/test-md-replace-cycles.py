@@ -22,10 +22,12 @@ nbdkit and checks, with tests that share no code with the plugin:
     may now hold), assembles the same array, leaves the old member out as
     stale, and serves the shadow byte for byte.
 
-Every 20th cycle the failure is an EIO from a member server (nbdkit's
-error filter) met by a read, so that the replace comes before any update
-has recorded the failure: the case where reusing the slot at once would
-let the old member pass for its successor.  Some cycles write a little
+Every 20th cycle the failure is an error from a member server that is
+going away (ESHUTDOWN from nbdkit's error filter: an EIO would be the
+medium's, corrected or recorded in the bad-block log, not a failure) met
+by a read, so that the replace comes before any update has recorded the
+failure: the case where reusing the slot at once would let the old
+member pass for its successor.  Some cycles write a little
 (shadow kept), so the superblocks also go active and clean between them.
 No bitmap: its writes would double the cost of each update here, and
 the test-bitmap-*.py tests cover it.  RAID_TEST_CYCLES and
@@ -108,7 +110,7 @@ def main(hz):
         m = faults.Member(hz, "r%d" % fresh[0], MSIZE, remote=False)
         return m
 
-    remote = hz.member(MSIZE, "remote")
+    remote = hz.member(MSIZE, "remote", error="ESHUTDOWN")
     roles = [new_local() for _ in range(N - 1)] + [remote]
     srv = hz.array(roles, level=LEVEL, chunk=CHUNK, layout=None,
                    data_offset=DOFF, control=True,
@@ -130,9 +132,9 @@ def main(hz):
             got = srv.h.pread(CHUNK, off)
             remote.fail_reads(False)
             assert got == shadow[off:off + CHUNK], \
-                "cycle %d: degraded read after EIO differs" % c
+                "cycle %d: degraded read after ESHUTDOWN differs" % c
             st = srv.ctl.states()
-            assert st[k] == "failed", "cycle %d: EIO did not fail member " \
+            assert st[k] == "failed", "cycle %d: ESHUTDOWN did not fail member " \
                 "%d: %r" % (c, k, st)
             counts["fail-eio"] += 1
         else:

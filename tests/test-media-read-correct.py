@@ -12,8 +12,9 @@ member 2; the whole array is read in 1 MiB requests:
   - member 2 stays in sync;
   - every bad sector was written again (the server's healed list: 96
     sectors), and the status counts 12 corrected pages;
-  - a scrub check then finds 0 mismatches, and raidcheck.py, reading the
-    members' bytes, finds every row's parity right.
+  - a scrub check then finds 0 mismatches and nothing unreadable, and
+    raidcheck.py, reading the members' bytes, finds every row's parity
+    right.
 Then one range on member 2 that cannot be mended (reads fail, writes
 fail too): the read is still right, and the range goes into member 2's
 md bad-block log (v1.2: mdadm's place) and member 2 stays in sync; where
@@ -73,8 +74,8 @@ def case(hz, level):
         "%s: %d corrected pages counted, not %d" % (what, corrected, RANGES)
     arr.ctl.ok("scrub check")
     sc = arr.ctl.wait_idle(120)["scrub"]
-    assert sc["finished"] and sc["mismatch_cnt"] == 0, \
-        "%s: the scrub after: %s" % (what, sc)
+    assert sc["finished"] and sc["mismatch_cnt"] == 0 and \
+        sc["unreadable_bytes"] == 0, "%s: the scrub after: %s" % (what, sc)
     arr.stop()
     faults.check_members(arr, [x.path for x in arr.members], shadow, what)
 

@@ -225,7 +225,8 @@ static const struct { uint32_t max_dev, csum; } vectors[] = {
 };
 
 /* The filler makes fields no member can hold (a dev_number beyond
- * max_dev, sizes beyond 2^53 sectors, events beyond 2^63), which the
+ * max_dev, sizes beyond 2^53 sectors, events beyond 2^63, a
+ * logical_block_size no block device has), which the
  * parser refuses after the checksum: give them possible values and seal
  * again with the model the vectors have just pinned down.
  */
@@ -237,6 +238,7 @@ make_possible (uint8_t *sb)
   le64 (sb + O_DATA_OFFSET, 2048);
   le64 (sb + O_SIZE, 8192);
   le64 (sb + O_DATA_SIZE, 8192);
+  le32 (sb + O_LOGICAL_BLOCK_SIZE, 0);
   seal (sb);
 }
 
@@ -1161,7 +1163,7 @@ END_TEST
 /* The bad-block log's fields, cnt_corrected_read and md 6.19's
  * logical_block_size (md_p.h: 164, 185, 186, 188, 224) are read, and
  * written back where they were; devflags (184), between them, is kept.
- * Feature bit 0x8 (the log holds entries) is still refused.
+ * A logical_block_size no block device can have is refused.
  */
 START_TEST (test_bblog_fields)
 {
@@ -1218,6 +1220,27 @@ START_TEST (test_bblog_fields)
   ck_assert_uint_eq (s.bblog_size, 0);
   md_super_format (&s, out);
   ck_assert_mem_eq (out, sb, SB);
+
+  /* logical_block_size: a power of two from 512 to 65536, or refused. */
+  {
+    static const uint32_t good[] = { 512, 4096, 65536 };
+    static const uint32_t bad[] = { 1, 256, 3000, 4097, 131072, 0x80000000 };
+
+    for (size_t k = 0; k < sizeof good / sizeof good[0]; k++) {
+      hand_built (sb, 4);
+      le32 (sb + O_LOGICAL_BLOCK_SIZE, good[k]);
+      seal (sb);
+      ck_assert_msg (parse (sb, &s, &why) == 1, "%u refused: %s", good[k],
+                     why);
+      ck_assert_uint_eq (s.logical_block_size, good[k]);
+    }
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+      hand_built (sb, 4);
+      le32 (sb + O_LOGICAL_BLOCK_SIZE, bad[k]);
+      seal (sb);
+      ck_refused (sb, "logical_block_size");
+    }
+  }
 
   /* Entries in the log (0x8) are read: with a log md reads, the
    * superblock parses; without a log, or with one md does not read

@@ -303,11 +303,15 @@ def _serve(hz, command, logfile, pidfile, paths, what):
 
 class Member:
     """One member: a local file, or a file (or memory) behind nbdkit;
-    plugin "badsector": a file whose listed sectors fail."""
+    plugin "badsector": a file whose listed sectors fail.  error: the
+    errno the server answers with while a trigger is on (nbdkit's error
+    filter): EIO, an error of the medium, which the plugin corrects or
+    records as md does; ESHUTDOWN, the server going away, which fails
+    the member at once."""
 
     def __init__(self, hz, name, size, remote=True, plugin="file",
                  delay_read=None, delay_write=None, multi_conn=True,
-                 filters=(), extra=(), server_args=()):
+                 filters=(), extra=(), server_args=(), error="EIO"):
         self.hz = hz
         self.name = name
         self.remote = remote
@@ -326,6 +330,7 @@ class Member:
         self.multi_conn = multi_conn
         self.filters, self.extra = list(filters), list(extra)
         self.server_args = list(server_args)      # nbdkit options, e.g. -t 2
+        self.error = error
         self.size = size
         self.proc = None
         self.stopped = False
@@ -361,7 +366,7 @@ class Member:
                 cmd += [badsector_plugin(), "file=" + self.path,
                         "ranges=" + self.ranges_file,
                         "healed=" + self.healed_file]
-            cmd.append("error=EIO")
+            cmd.append("error=" + self.error)
             for op, trig in (("pread", self.read_trigger),
                              ("pwrite", self.write_trigger),
                              ("zero", self.write_trigger),

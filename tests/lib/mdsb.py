@@ -55,6 +55,7 @@ FIELDS = {
     'dev_number': (160, '<I'), 'device_uuid': (168, '16s'),
     'utime': (192, '<Q'), 'events': (200, '<Q'), 'resync_offset': (208, '<Q'),
     'sb_csum': (216, '<I'), 'max_dev': (220, '<I'),
+    'logical_block_size': (224, '<I'),
 }
 
 
