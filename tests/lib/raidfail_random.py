@@ -176,6 +176,22 @@ class Run:
         # a dead server or, in raw mode, a restarted one, that the plugin
         # may not have met yet), rebuilding.
         self.model = ["in_sync"] * n
+        # Failures the superblocks may not record yet (see crash).  The
+        # plugin records every failure it has met before it acknowledges a
+        # write, zero or trim, at every flush, and at every change of the
+        # member table (fail, replace, re-add): `records` counts those
+        # points.  failed_at[i]: the count when status first showed member
+        # i failed by the plugin itself (None: recorded for certain, or
+        # not failed); working_at[i]: when status last showed it working;
+        # was[i]: its state before it was doomed or failed; met_by_write:
+        # doomed members that write_on wrote to (met by that write, at the
+        # latest, so recorded before its reply).
+        self.records = 0
+        self.failed_at = [None] * n
+        self.working_at = [0] * n
+        self.was = ["in_sync"] * n
+        self.met_by_write = set()
+        self.unrecorded = set()   # failed members a crash may find in sync
         self.what = "RAID-%d %s, %d members, chunk %d, rebuild-rate %s, %s" % (
             level, self.layout, n, self.chunk, self.rate or "unlimited",
             ("md superblocks and bitmap" if self.bitmap else "md superblocks")
@@ -215,7 +231,7 @@ class Run:
                 params += ["bitmap-chunk=16K", "bitmap-delay=1"]
             elif self.doff > 8 * K:
                 params.append("bitmap=none")    # else made where there is room
-        ms, readd = [], []
+        ms, readd, back = [], [], []
         for i, m in enumerate(self.members):
             if self.model[i] != "failed":
                 ms.append(m)
@@ -232,6 +248,8 @@ class Run:
                 ms.append(m)
                 if self.bitmap and self.starts:
                     readd.append(i)
+                elif i in self.unrecorded:
+                    back.append(i)
             else:
                 ms.append(faults.MissingMember())
         if self.md and self.starts:
@@ -250,12 +268,33 @@ class Run:
         self.ctl = faults.Control(self.sock)
         for i in readd:
             self.model[i] = "readd?"
+        for i in back:
+            self.model[i] = "back?"
+        # A start records every failure (a clean stop did, or the
+        # superblocks of a member left out are stale from now on).
+        self.failed_at = [None] * self.n
+        self.met_by_write = set()
+        self.unrecorded = set()
 
     def status(self):
         """Status, folded into the model and checked against it."""
         st = self.ctl.status()
         for i, m in enumerate(st["members"]):
             want, got = self.model[i], m["state"]
+            if got != "failed":
+                self.working_at[i] = self.records
+            if want == "back?":
+                # Failed before a crash with nothing recorded since: its
+                # superblock may still say what it said before the failure.
+                ok = ("in_sync", "failed") if self.was[i] == "in_sync" \
+                    else ("rebuilding", "in_sync", "failed")
+                assert got in ok, \
+                    "member %d is %s after a crash that followed its " \
+                    "unrecorded failure (it was %s before): %s" % (
+                        i, got, self.was[i], st["members"])
+                want = self.model[i] = got
+                self.counts["back-after-crash" if got != "failed"
+                            else "left-out-after-crash"] += 1
             if want == "readd?":
                 assert got in ("rebuilding", "in_sync", "failed"), \
                     "member %d is %s after a start that gave its stale " \
@@ -271,14 +310,15 @@ class Run:
                        os.path.basename(self.members[i].disk), want))
             if want == "doomed":
                 if got == "failed":
-                    self.model[i] = "failed"
+                    self.plugin_failed(i)
                 continue
             if want == "rebuilding" and got in ("rebuilding", "in_sync"):
                 self.model[i] = got
                 continue
             if want == "rebuilding" and got == "failed" and \
                     self.members[i].remote and not self.members[i].alive():
-                self.model[i] = "failed"
+                self.was[i] = "rebuilding"
+                self.plugin_failed(i)
                 continue
             assert got == want, "member %d is %s, expected %s: %s" % (
                 i, got, want, st["members"])
@@ -322,6 +362,21 @@ class Run:
     def unsafe_set(self):
         return {i for i, s in enumerate(self.model) if s != "in_sync"}
 
+    def recorded(self):
+        """A point at which the plugin records every failure it has met
+        (see __init__)."""
+        self.records += 1
+
+    def doom(self, i):
+        """Member i will fail when the plugin meets it."""
+        self.was[i] = self.model[i]
+        self.model[i] = "doomed"
+
+    def plugin_failed(self, i):
+        """Status shows member i failed by the plugin (not by us)."""
+        self.model[i] = "failed"
+        self.failed_at[i] = None if i in self.met_by_write else self.records
+
     def can_lose(self, i):
         """Whether member i may fail (or be doomed) now: the tolerance,
         counted per page-row with the members' bad pages."""
@@ -349,14 +404,15 @@ class Run:
                          else ["ctl"])
         if how == "ctl":
             self.ctl.ok("fail %d" % i)
+            self.recorded()
             self.model[i] = "failed"
         elif how == "eio":
             m.fail_reads(True)
             m.fail_writes(True)
-            self.model[i] = "doomed"
+            self.doom(i)
         else:
             m.kill()
-            self.model[i] = "doomed"
+            self.doom(i)
         self.counts["fail-" + how] += 1
         self.note("fail member %d (%s) by %s" % (i, os.path.basename(m.disk),
                                                   how))
@@ -387,6 +443,7 @@ class Run:
             new = self.hz.member(self.doff + MSIZE, "local")
         faults.noise_file(new.path, self.doff + MSIZE)
         self.ctl.ok("replace %d %s" % (i, new.disk))
+        self.recorded()
         self.members[i] = new
         self.bad.reset(i)
         if old.remote and old.alive():
@@ -441,6 +498,7 @@ class Run:
                 return
         else:
             self.ctl.ok(line)
+        self.recorded()
         self.model[i] = "rebuilding"
         self.counts["readd"] += 1
         self.note("re-add member %d (%s)" % (i, os.path.basename(m.disk)))
@@ -464,6 +522,7 @@ class Run:
             return
         i = self.rng.choice(cands)
         m = self.members[i]
+        self.working_at[i] = self.records
         st = self.ctl.status()
         idle = not st["rebuild"]["running"] and not st["scrub"]["running"]
         unflushed = self.unflushed
@@ -480,7 +539,7 @@ class Run:
             # when it meets the member, which may be later than the reads
             # below (the stripe cache serves some).  Doomed: failed when
             # the plugin meets it, or by us before a replacement.
-            self.model[i] = "doomed"
+            self.doom(i)
             if self.md:
                 wl.compare_all(self.arr, self.shadow,
                                "op %d: full compare after restarting "
@@ -503,7 +562,8 @@ class Run:
                         not unflushed), \
                 "member %d (md) was failed after its server restarted while " \
                 "the array was idle and flushed" % i
-            self.model[i] = "failed"
+            self.was[i] = before
+            self.plugin_failed(i)
             self.counts["member-restart-failed"] += 1
         else:
             assert got in ("in_sync", "rebuilding"), \
@@ -517,7 +577,7 @@ class Run:
             if s == "doomed":          # let the plugin meet it, for certain
                 self.ctl.ok("fail %d" % i)
                 self.model[i] = "failed"
-        self.arr.stop()
+        self.arr.stop()                 # a flush: records every failure
         self.start()
         self.counts["restart"] += 1
         self.note("restart with %s failed; command line %s"
@@ -533,7 +593,32 @@ class Run:
         chunk it holds, so that it fails during a write acknowledged just
         before the kill; it answers again for the restart, which must not
         take it for in sync and must still read that write back (the
-        shadow)."""
+        shadow).
+
+        A member the plugin failed with nothing recorded since (no write,
+        zero or trim acknowledged, no flush, no change of the member table:
+        see __init__) is one whose failure the superblocks need not show
+        yet: it failed on a read, or its server restarted after writes no
+        flush covered (which it may have lost, as far as the plugin can
+        tell).  The plugin holds back the reply to every later write and
+        flush until the superblocks record the failure, so such a member
+        can differ from the array only by writes acknowledged before it
+        failed and never flushed, which a crash may lose anyway; md
+        records failures in the background and has the same window.  So
+        the restart may find it in sync again (state "back?", or "readd?"
+        with a bitmap).  Nothing here loses what a member server
+        acknowledged (the servers write to files, and neither their
+        restart nor this SIGKILL drops a write), so such a member holds
+        every write and the shadow stays exact: a full compare follows.
+        The model sees a failure only at a status, and polls status after
+        every write, zero, trim and flush while a member is doomed (run),
+        so at most one of them lies between the last status that showed
+        the member working and the first that showed it failed.  If that
+        one failed it, the failure is recorded; if a rebuild, a scrub or
+        a bitmap write met the member just after it, it is not; which came
+        first cannot be seen from here, so the model takes either: the
+        only over-estimate.  A member failed by write_on's write is
+        recorded for certain (met_by_write)."""
         self.ctl.wait_idle(60)
         self.status()
         if self.unsafe() < self.tol and self.rng.random() < 0.5:
@@ -544,13 +629,23 @@ class Run:
                 i = self.rng.choice(cands)
                 self.members[i].fail_reads(True)
                 self.members[i].fail_writes(True)
-                self.model[i] = "doomed"
+                self.doom(i)
                 self.counts["fail-eio-at-crash"] += 1
                 self.note("fail member %d by eio, to crash after" % i)
         met = [i for i, s in enumerate(self.model) if s == "doomed"]
         for i in met:
             self.write_on(i)
         self.status()
+        self.unrecorded = {i for i, s in enumerate(self.model)
+                           if s == "failed" and
+                           self.failed_at[i] == self.records}
+        for i in self.unrecorded:
+            self.counts["unrecorded-at-crash" if
+                        self.working_at[i] == self.records else
+                        "unrecorded-at-crash-maybe"] += 1
+        if self.unrecorded:
+            self.note("members %s failed with nothing recorded since"
+                      % sorted(self.unrecorded))
         self.arr.kill()
         # The members that just failed answer again: an md array must not
         # take them for in sync (they missed the write), but leave them
@@ -564,7 +659,14 @@ class Run:
         self.counts["crash"] += 1
         self.note("crash (SIGKILL) and start with %s failed"
                   % [i for i, s in enumerate(self.model) if s == "failed"])
+        before = list(self.model)
         self.status()
+        back = [i for i in range(self.n) if before[i] in ("back?", "readd?")
+                and self.model[i] in ("in_sync", "rebuilding")]
+        if back:
+            wl.compare_all(self.arr, self.shadow,
+                           "op %d: full compare after members %s came back "
+                           "from a crash" % (self.op, back))
         self.ctl.wait_idle(60)          # the resync of an unclean array
 
     def write_on(self, i):
@@ -584,6 +686,9 @@ class Run:
         arr.h.pwrite(data, offs[0])
         self.shadow[offs[0]:offs[0] + n] = data
         self.unflushed = True
+        self.recorded()
+        if self.model[i] == "doomed":
+            self.met_by_write.add(i)
         self.note("wrote %d bytes at %d, on member %d" % (n, offs[0], i))
 
     def scrub(self):
@@ -728,28 +833,36 @@ class Run:
                     "op %d: member %d's log lists %d sectors after a scrub " \
                     "read its unreadable, unwritable pages %s" % (
                         self.op, i, listed, sorted(both))
-        rows = sorted({(p * rs.PAGE - self.doff) // self.chunk
-                       for w in self.bad.written for p in w})
         for i in self.badsector_members():
             self.members[i].clear_bad_ranges()
+        how = self.heal_by_rewrite()
+        if self.logs:
+            st = self.status()
+            listed = {i: m["bad_blocks"] for i, m in enumerate(st["members"])
+                      if m["bad_blocks"]["sectors"]}
+            assert not listed, \
+                "op %d: logs not empty after every fault went and %s: %s" % (
+                    self.op, how, listed)
+        for i in range(self.n):
+            self.bad.reset(i)
+        self.counts["sector-heal"] += 1
+        self.note("heal: scrub check clean, every fault gone, %s, logs empty"
+                  % how)
+
+    def heal_by_rewrite(self):
+        """The rows of every page a log may list, written again from the
+        shadow: a write that succeeds takes its pages off the log."""
+        rows = sorted({(p * rs.PAGE - self.doff) // self.chunk
+                       for w in self.bad.written for p in w})
         row = self.arr.row
         for s in rows:
             self.arr.h.pwrite(bytes(self.shadow[s * row:(s + 1) * row]),
                               s * row)
         self.arr.h.flush()
+        self.recorded()
         self.unflushed = False
-        st = self.status()
-        if self.logs:
-            listed = {i: m["bad_blocks"] for i, m in enumerate(st["members"])
-                      if m["bad_blocks"]["sectors"]}
-            assert not listed, \
-                "op %d: logs not empty after every fault went and rows %s " \
-                "were written again: %s" % (self.op, rows, listed)
-        for i in range(self.n):
-            self.bad.reset(i)
-        self.counts["sector-heal"] += 1
-        self.note("heal: scrub check clean, every fault gone, rows %s "
-                  "written again, logs empty" % rows)
+        self.counts["heal-rewrite"] += 1
+        return "rows %s written again" % rows
 
     def check_scrub(self, st):
         sc = st["scrub"]
@@ -801,6 +914,10 @@ class Run:
                     self.unflushed = False
                 elif c["write"] or c["zero"] or c["trim"]:
                     self.unflushed = True
+                if c["flush"] or c["write"] or c["zero"] or c["trim"]:
+                    self.recorded()
+                    if "doomed" in self.model:
+                        self.status()   # when it failed (see crash)
                 continue
             self.step(what)
             self.spot()
