@@ -752,8 +752,6 @@ class Run:
                 n = rng.randint(1, 16)
             n = min(n, data_end - start)
             pages = rs.pages_of(start, n)
-            if mode != "read":
-                pages = rs.chunk_pages(pages, self.doff, self.chunk)
             if self.bad.can_add(i, pages, unsafe, self.members, doom):
                 break
         else:
@@ -761,8 +759,7 @@ class Run:
             return
         m.add_bad_range(start * 512, n * 512, mode)
         if mode != "read":
-            self.bad.written[i] |= rs.chunk_pages(pages, self.doff,
-                                                  self.chunk)
+            self.bad.written[i] |= pages
         if doom and self.model[i] in ("in_sync", "rebuilding"):
             self.model[i] = "doomed"
         self.counts["sector-bad-" + mode] += 1
@@ -794,9 +791,10 @@ class Run:
         every "read" fault's sectors outside the pages a write fault may
         have put in a log (each page mended counted once in the member's
         corrected_reads), and on md arrays put every "both" fault's pages
-        in the log.  Then every fault goes away and the rows a log may
-        list are written again from the shadow: every log must be empty
-        after, and the model forgets the members' bad pages."""
+        in the log.  Then every fault goes away and the pages a log may
+        list are written again, from the shadow (heal_by_rewrite) or by a
+        scrub repair (heal_by_repair): every log must be empty after, and
+        the model forgets the members' bad pages."""
         st = self.ctl.wait_idle(60)
         st = self.status()
         if self.unsafe():
@@ -835,7 +833,10 @@ class Run:
                         self.op, i, listed, sorted(both))
         for i in self.badsector_members():
             self.members[i].clear_bad_ranges()
-        how = self.heal_by_rewrite()
+        if self.logs and self.rng.random() < 0.5:
+            how = self.heal_by_repair()
+        else:
+            how = self.heal_by_rewrite()
         if self.logs:
             st = self.status()
             listed = {i: m["bad_blocks"] for i, m in enumerate(st["members"])
@@ -863,6 +864,37 @@ class Run:
         self.unflushed = False
         self.counts["heal-rewrite"] += 1
         return "rows %s written again" % rows
+
+    def heal_by_repair(self):
+        """A scrub repair (md arrays, faults gone): every page a log lists
+        is reconstructed from the others, written back and read back, as
+        md's repair does; the write takes it off the log.  Exactly those
+        pages are unreadable to it (no fault is left to fail a read), each
+        one corrected read of its member, and nothing is lost (the model
+        kept every page-row within the tolerance) or mismatched."""
+        st = self.status()
+        listed = [m["bad_blocks"]["sectors"] for m in st["members"]]
+        corrected0 = [m["corrected_reads"] for m in st["members"]]
+        self.ctl.ok("scrub repair")
+        self.ctl.wait_idle(120)
+        st = self.status()
+        sc = st["scrub"]
+        assert sc["finished"] and sc["repair"] and \
+            sc["mismatch_cnt"] == 0 and sc["lost_bytes"] == 0 and \
+            sc["unreadable_bytes"] == sum(listed) * 512, \
+            "op %d: the scrub repair of a heal, logs listing %s sectors: %s" \
+            % (self.op, listed, sc)
+        per = rs.PAGE // 512
+        for i, m in enumerate(st["members"]):
+            got = m["corrected_reads"] - corrected0[i]
+            assert got * per == listed[i], \
+                "op %d: a scrub repair rewrote member %d's %d listed " \
+                "sectors, but its corrected_reads grew by %d" % (
+                    self.op, i, listed[i], got)
+        self.counts["heal-repair"] += 1
+        self.counts["heal-repaired-pages"] += sum(listed) // per
+        return "a scrub repair rewrote the %d listed pages" % (
+            sum(listed) // per)
 
     def check_scrub(self, st):
         sc = st["scrub"]

@@ -16,16 +16,19 @@ every member is one page-row) a member may be unable to give:
              lists now and has not seen mended: the healed file is the
              truth, and a mended sector stays readable until its fault is
              taken away (a fault added again is a new line).
-  written    every page of the chunks (one row's part on the member)
-             that a "write" or "both" fault touches, added since the
-             member came (a replacement starts empty) or since the last
-             heal: a write there may have failed, and md's bad-block log
-             then lists what that write covered (the plugin records a
-             failed member write whole, and none spans more than one
-             row's chunk), never read again until a write over it
-             succeeds.  Taking the fault away does not take the pages off
-             the log, so only a heal (rewriting those rows with the
-             faults gone, then seeing every log empty) clears this.
+  written    every page that a "write" or "both" fault touches, added
+             since the member came (a replacement starts empty) or since
+             the last heal: a write there may have failed, and md's
+             bad-block log then lists that page (the plugin writes a
+             failed member write again 4 KiB at a time and records only
+             the pages that still fail, as md records a stripe's pages),
+             never read again until a write over it succeeds.  Whether a
+             write did reach the page while the fault was there depends on
+             the client's writes and on background rebuilds, scrubs and
+             read corrections, which the model does not follow: "may" is
+             the most it can say.  Taking the fault away does not take the
+             page off the log, so only a heal (the pages written again
+             with the faults gone, then every log seen empty) clears this.
 
 A member that is not in sync (failed, doomed, rebuilding, ...) cannot
 give any page.  The rule (`worst`): on every page-row, the members that
@@ -53,14 +56,6 @@ def pages_of(start, n):
     """The pages that sectors [start, start + n) touch."""
     return set(range(start * SECTOR // PAGE,
                      ((start + n) * SECTOR - 1) // PAGE + 1))
-
-
-def chunk_pages(pages, doff, chunk):
-    """Every page of the member's chunks (rows) that pages touch."""
-    per = chunk // PAGE
-    first = doff // PAGE
-    return {first + (p - first) // per * per + k
-            for p in pages for k in range(per)}
 
 
 def healed_sectors(m):
