@@ -211,8 +211,10 @@ TESTS += test-fail-random.py
 VALGRIND_TESTS += test-fail-random.py
 TSAN_TESTS += test-fail-random.py
 EXTRA_DIST += test-fail-random.py
-# The randomized test's module, and the seeds that ever failed, replayed.
-EXTRA_DIST += lib/raidfail_random.py lib/random-seeds.regress
+# The randomized test's module (with its model of bad sectors), and the
+# seeds that ever failed, replayed.
+EXTRA_DIST += lib/raidfail_random.py lib/raidfail_sectors.py \
+	lib/random-seeds.regress
 TESTS += test-fail-random-regress.py
 EXTRA_DIST += test-fail-random-regress.py
 

@@ -13,7 +13,7 @@ import os
 import faults
 import raidfail_random
 
-with faults.Test(filters=["error"], seed=False) as t:
+with faults.Test(filters=["error"], plugins=["badsector"], seed=False) as t:
     raidfail_random.regress(t, os.environ.get("RAID_TEST_REGRESS") or
                             os.path.join(faults.LIB_DIR,
                                          "random-seeds.regress"))

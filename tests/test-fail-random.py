@@ -21,7 +21,8 @@ import faults
 import raidfail_random
 
 soak = os.environ.get("RAID_TEST_SOAK_MINUTES")
-with faults.Test(filters=["error"], seed=not soak) as t:
+with faults.Test(filters=["error"], plugins=["badsector"],
+                 seed=not soak) as t:
     if soak:
         raidfail_random.soak(t, float(soak))
     else:

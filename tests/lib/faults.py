@@ -20,6 +20,7 @@ servers, arrays, their control sockets, and faults.
         b.add_bad_range(offset, 4096)               # EIO until written
         b.add_bad_range(offset, 512, "write")       # writes fail ("both")
         b.healed_ranges(); b.clear_bad_ranges()     # what writes mended
+        b.remove_bad_ranges(b.bad[:1])              # some faults go
         t.seed, t.rng, t.dir                        # printed, replayable
 
 A test program is a .py file that automake's test driver runs with
@@ -437,6 +438,14 @@ class Member:
     def clear_bad_ranges(self):
         """No sector of the member is bad any more."""
         self.bad = []
+        self._write_bad()
+
+    def remove_bad_ranges(self, lines):
+        """The faults of those lines (of self.bad) go away; the others
+        stay, with what was mended of them."""
+        if not lines:
+            return
+        self.bad = [line for line in self.bad if line not in lines]
         self._write_bad()
 
     def _write_bad(self):

@@ -23,13 +23,20 @@ find the shadow on the member files.
 
 Op mixes (MIXES): "classic" (the original mix: mostly client I/O),
 "replace-cycles" (fail and replace over and over, the path that once let
-md's dev_number run past its table) and "member-restarts" (remote member
+md's dev_number run past its table), "member-restarts" (remote member
 servers restarted under I/O: in raw mode nothing identifies a disk across
 a restart, so the member is doomed; in md mode its superblock vouches for
-it) and "re-adds" (failed members whose disks come back, servers started
+it), "re-adds" (failed members whose disks come back, servers started
 again, taken back with `re-add N`: from the bitmap on md arrays that have
-one, from the record in memory elsewhere).  The mix comes from the seed unless RAID_TEST_MIX
-names one, so a seed replays with its mix.
+one, from the record in memory elsewhere), "crashes" (nbdkit killed with
+SIGKILL and started with force=true) and "sector-errors" (members served
+by the bad-sector test plugin grow sectors that cannot be read, or
+written, or either, which go away again or are mended by writes, among
+all of the above: raidfail_sectors.py says where a fault may go so that
+no page is ever lost, and what md's read-error correction and bad-block
+log must then show; md arrays there get 64 KiB before the data, room for
+the log).  The mix comes from the seed unless RAID_TEST_MIX names one, so
+a seed replays with its mix.
 
 Modes:
   one(t)                       one run from the test's seed (RAID_TEST_SEED
@@ -62,6 +69,7 @@ import time
 import traceback
 
 import faults
+import raidfail_sectors as rs
 import workload as wl
 
 K, M = 1024, 1024 * 1024
@@ -92,10 +100,16 @@ MIXES = {
     "crashes": [(0.62, "io"), (0.71, "fail"), (0.75, "replace"),
                 (0.78, "wait"), (0.80, "compare"), (0.81, "scrub"),
                 (0.83, "restart"), (0.91, "crash"), (1.0, "idle")],
+    "sector-errors": [(0.55, "io"), (0.58, "fail"), (0.62, "replace"),
+                      (0.64, "wait"), (0.655, "compare"), (0.675, "scrub"),
+                      (0.69, "restart"), (0.705, "crash"),
+                      (0.72, "member-restart"), (0.90, "sector-bad"),
+                      (0.94, "sector-clear"), (0.96, "sector-heal"),
+                      (1.0, "idle")],
 }
 # A fresh seed's mix: (mix, weight).
 MIX_CHOICE = [("classic", 2), ("replace-cycles", 1), ("member-restarts", 1),
-              ("re-adds", 1), ("crashes", 1)]
+              ("re-adds", 1), ("crashes", 1), ("sector-errors", 1)]
 
 
 def mix_for(seed):
@@ -121,6 +135,14 @@ class Run:
         # go through its resync too.
         self.bitmap = md and rng.random() < 0.5
         self.doff = (64 * K if self.bitmap else 8 * K) if md else 0
+        # Bad sectors: a v1.2 superblock 8 KiB into the member leaves room
+        # for md's bad-block log (md_badblocks_create_place: 8 sectors,
+        # after the bitmap's room) only with 64 KiB before the data; at 8
+        # KiB there is none, and a write fault would fail the member.
+        self.sectors = mix == "sector-errors"
+        if self.sectors and md:
+            self.doff = 64 * K
+        self.logs = self.sectors and md
         self.starts = 0
         self.op = 0
         self.tol = 2 if level == 6 else 1
@@ -140,11 +162,36 @@ class Run:
         self.logfile = None       # the log of the nbdkit started last
         kinds = [rng.choice(["remote", "local"]) for _ in range(n)]
         kinds[rng.randrange(n)] = "remote"
+        if self.sectors:
+            # Bad sectors need a server in between: at least two members
+            # (RAID-6 may lose one page-row on two) are "badsector" ones,
+            # which fail, die and restart as remote members do.
+            kinds = [rng.choice(["badsector", "remote", "local"])
+                     for _ in range(n)]
+            for i in rng.sample(range(n), 2):
+                kinds[i] = "badsector"
         self.members = [hz.member(self.doff + MSIZE, k) for k in kinds]
+        self.bad = rs.SectorModel(n, self.tol)
         # Our model of each member: in_sync, failed, doomed (an EIO trigger,
         # a dead server or, in raw mode, a restarted one, that the plugin
         # may not have met yet), rebuilding.
         self.model = ["in_sync"] * n
+        # Failures the superblocks may not record yet (see crash).  The
+        # plugin records every failure it has met before it acknowledges a
+        # write, zero or trim, at every flush, and at every change of the
+        # member table (fail, replace, re-add): `records` counts those
+        # points.  failed_at[i]: the count when status first showed member
+        # i failed by the plugin itself (None: recorded for certain, or
+        # not failed); working_at[i]: when status last showed it working;
+        # was[i]: its state before it was doomed or failed; met_by_write:
+        # doomed members that write_on wrote to (met by that write, at the
+        # latest, so recorded before its reply).
+        self.records = 0
+        self.failed_at = [None] * n
+        self.working_at = [0] * n
+        self.was = ["in_sync"] * n
+        self.met_by_write = set()
+        self.unrecorded = set()   # failed members a crash may find in sync
         self.what = "RAID-%d %s, %d members, chunk %d, rebuild-rate %s, %s" % (
             level, self.layout, n, self.chunk, self.rate or "unlimited",
             ("md superblocks and bitmap" if self.bitmap else "md superblocks")
@@ -170,13 +217,21 @@ class Run:
                   "metadata=md" if self.md else "metadata=none"]
         if self.rate:
             params.append("rebuild-rate=" + self.rate)
+        if self.sectors:
+            # md's limit on read errors (20, decaying by the hour) would
+            # fail a member that this mix's faults hit often; whether it
+            # does is test_member's and test-media-read-correct.py's to
+            # say, not this model's.
+            params.append("max-read-errors=1000000")
         if self.md and force:
             params.append("force=true")     # dirty and maybe degraded
         if self.md and self.starts == 0:
             params.append("create=true")
             if self.bitmap:
                 params += ["bitmap-chunk=16K", "bitmap-delay=1"]
-        ms, readd = [], []
+            elif self.doff > 8 * K:
+                params.append("bitmap=none")    # else made where there is room
+        ms, readd, back = [], [], []
         for i, m in enumerate(self.members):
             if self.model[i] != "failed":
                 ms.append(m)
@@ -193,6 +248,8 @@ class Run:
                 ms.append(m)
                 if self.bitmap and self.starts:
                     readd.append(i)
+                elif i in self.unrecorded:
+                    back.append(i)
             else:
                 ms.append(faults.MissingMember())
         if self.md and self.starts:
@@ -211,12 +268,33 @@ class Run:
         self.ctl = faults.Control(self.sock)
         for i in readd:
             self.model[i] = "readd?"
+        for i in back:
+            self.model[i] = "back?"
+        # A start records every failure (a clean stop did, or the
+        # superblocks of a member left out are stale from now on).
+        self.failed_at = [None] * self.n
+        self.met_by_write = set()
+        self.unrecorded = set()
 
     def status(self):
         """Status, folded into the model and checked against it."""
         st = self.ctl.status()
         for i, m in enumerate(st["members"]):
             want, got = self.model[i], m["state"]
+            if got != "failed":
+                self.working_at[i] = self.records
+            if want == "back?":
+                # Failed before a crash with nothing recorded since: its
+                # superblock may still say what it said before the failure.
+                ok = ("in_sync", "failed") if self.was[i] == "in_sync" \
+                    else ("rebuilding", "in_sync", "failed")
+                assert got in ok, \
+                    "member %d is %s after a crash that followed its " \
+                    "unrecorded failure (it was %s before): %s" % (
+                        i, got, self.was[i], st["members"])
+                want = self.model[i] = got
+                self.counts["back-after-crash" if got != "failed"
+                            else "left-out-after-crash"] += 1
             if want == "readd?":
                 assert got in ("rebuilding", "in_sync", "failed"), \
                     "member %d is %s after a start that gave its stale " \
@@ -232,14 +310,15 @@ class Run:
                        os.path.basename(self.members[i].disk), want))
             if want == "doomed":
                 if got == "failed":
-                    self.model[i] = "failed"
+                    self.plugin_failed(i)
                 continue
             if want == "rebuilding" and got in ("rebuilding", "in_sync"):
                 self.model[i] = got
                 continue
             if want == "rebuilding" and got == "failed" and \
                     self.members[i].remote and not self.members[i].alive():
-                self.model[i] = "failed"
+                self.was[i] = "rebuilding"
+                self.plugin_failed(i)
                 continue
             assert got == want, "member %d is %s, expected %s: %s" % (
                 i, got, want, st["members"])
@@ -249,10 +328,59 @@ class Run:
         assert st["degraded"] == any(s != "in_sync" for s in self.model) or \
             "doomed" in self.model, "status degraded=%s, model %s" % (
                 st["degraded"], self.model)
+        # Failures stay within the tolerance on every page-row (with bad
+        # sectors: raidfail_sectors.py), so nothing may be lost.
+        assert st.get("lost_bytes", 0) == 0 and not st.get("lost"), \
+            "status lists lost bytes, the model none: %s (%d bytes); " \
+            "model %s, bad pages %s" % (st.get("lost"), st["lost_bytes"],
+                                        self.model,
+                                        self.bad.describe(self.members))
+        if self.logs:
+            self.check_logs(st)
         return st
+
+    def check_logs(self, st):
+        """md arrays of the sector-errors mix: every member has a bad-block
+        log (the premise of the model), and an in-sync member's log lists
+        only pages that a write fault may have hit."""
+        for i, m in enumerate(st["members"]):
+            if self.model[i] != "in_sync":
+                continue
+            bb = m["bad_blocks"]
+            assert bb is not None, \
+                "member %d has no bad-block log (data offset %d)" % (
+                    i, self.doff)
+            most = len(self.bad.written[i]) * rs.PAGE // 512
+            assert bb["sectors"] <= most, \
+                "member %d's log lists %d sectors; write faults cover " \
+                "only pages %s" % (i, bb["sectors"],
+                                   sorted(self.bad.written[i]))
 
     def unsafe(self):
         return sum(s != "in_sync" for s in self.model)
+
+    def unsafe_set(self):
+        return {i for i, s in enumerate(self.model) if s != "in_sync"}
+
+    def recorded(self):
+        """A point at which the plugin records every failure it has met
+        (see __init__)."""
+        self.records += 1
+
+    def doom(self, i):
+        """Member i will fail when the plugin meets it."""
+        self.was[i] = self.model[i]
+        self.model[i] = "doomed"
+
+    def plugin_failed(self, i):
+        """Status shows member i failed by the plugin (not by us)."""
+        self.model[i] = "failed"
+        self.failed_at[i] = None if i in self.met_by_write else self.records
+
+    def can_lose(self, i):
+        """Whether member i may fail (or be doomed) now: the tolerance,
+        counted per page-row with the members' bad pages."""
+        return self.bad.can_make_unsafe(i, self.unsafe_set(), self.members)
 
     def spot(self):
         off, n = wl.pick_range(self.rng, len(self.shadow), self.chunk,
@@ -262,7 +390,8 @@ class Run:
 
     def fail_one(self):
         rng = self.rng
-        cands = [i for i in range(self.n) if self.model[i] == "in_sync"]
+        cands = [i for i in range(self.n) if self.model[i] == "in_sync"
+                 and self.can_lose(i)]
         if self.unsafe() + 1 > self.tol:
             # Only the member being rebuilt may fail again.
             cands = []
@@ -275,14 +404,15 @@ class Run:
                          else ["ctl"])
         if how == "ctl":
             self.ctl.ok("fail %d" % i)
+            self.recorded()
             self.model[i] = "failed"
         elif how == "eio":
             m.fail_reads(True)
             m.fail_writes(True)
-            self.model[i] = "doomed"
+            self.doom(i)
         else:
             m.kill()
-            self.model[i] = "doomed"
+            self.doom(i)
         self.counts["fail-" + how] += 1
         self.note("fail member %d (%s) by %s" % (i, os.path.basename(m.disk),
                                                   how))
@@ -302,14 +432,20 @@ class Run:
             self.ctl.wait_idle(30)
             self.note("scrub stopped for a replacement")
         old = self.members[i]
-        if self.remote_new < 6 and rng.random() < 0.4:
+        if self.sectors and getattr(old, "plugin", None) == "badsector":
+            # The mix keeps its members with bad sectors: a disk that
+            # grows them is replaced by another one that may.
+            new = self.hz.member(self.doff + MSIZE, "badsector")
+        elif self.remote_new < 6 and rng.random() < 0.4:
             new = self.hz.member(self.doff + MSIZE, "remote")
             self.remote_new += 1
         else:
             new = self.hz.member(self.doff + MSIZE, "local")
         faults.noise_file(new.path, self.doff + MSIZE)
         self.ctl.ok("replace %d %s" % (i, new.disk))
+        self.recorded()
         self.members[i] = new
+        self.bad.reset(i)
         if old.remote and old.alive():
             old.kill()
         # A retired member's file is never given to the plugin again (only
@@ -362,6 +498,7 @@ class Run:
                 return
         else:
             self.ctl.ok(line)
+        self.recorded()
         self.model[i] = "rebuilding"
         self.counts["readd"] += 1
         self.note("re-add member %d (%s)" % (i, os.path.basename(m.disk)))
@@ -380,11 +517,12 @@ class Run:
                  if self.members[i].remote and self.members[i].alive() and
                  (self.model[i] == "rebuilding" or
                   (self.model[i] == "in_sync" and
-                   self.unsafe() + 1 <= self.tol))]
+                   self.unsafe() + 1 <= self.tol and self.can_lose(i)))]
         if not cands:
             return
         i = self.rng.choice(cands)
         m = self.members[i]
+        self.working_at[i] = self.records
         st = self.ctl.status()
         idle = not st["rebuild"]["running"] and not st["scrub"]["running"]
         unflushed = self.unflushed
@@ -401,7 +539,7 @@ class Run:
             # when it meets the member, which may be later than the reads
             # below (the stripe cache serves some).  Doomed: failed when
             # the plugin meets it, or by us before a replacement.
-            self.model[i] = "doomed"
+            self.doom(i)
             if self.md:
                 wl.compare_all(self.arr, self.shadow,
                                "op %d: full compare after restarting "
@@ -424,7 +562,8 @@ class Run:
                         not unflushed), \
                 "member %d (md) was failed after its server restarted while " \
                 "the array was idle and flushed" % i
-            self.model[i] = "failed"
+            self.was[i] = before
+            self.plugin_failed(i)
             self.counts["member-restart-failed"] += 1
         else:
             assert got in ("in_sync", "rebuilding"), \
@@ -444,7 +583,7 @@ class Run:
         # next start needs force=true, as md's does.
         owed = bool(st.get("resync_owed")) and \
             any(s != "in_sync" for s in self.model)
-        self.arr.stop()
+        self.arr.stop()                 # a flush: records every failure
         self.start(force=owed)
         self.counts["restart"] += 1
         self.note("restart with %s failed; command line %s"
@@ -460,23 +599,59 @@ class Run:
         chunk it holds, so that it fails during a write acknowledged just
         before the kill; it answers again for the restart, which must not
         take it for in sync and must still read that write back (the
-        shadow)."""
+        shadow).
+
+        A member the plugin failed with nothing recorded since (no write,
+        zero or trim acknowledged, no flush, no change of the member table:
+        see __init__) is one whose failure the superblocks need not show
+        yet: it failed on a read, or its server restarted after writes no
+        flush covered (which it may have lost, as far as the plugin can
+        tell).  The plugin holds back the reply to every later write and
+        flush until the superblocks record the failure, so such a member
+        can differ from the array only by writes acknowledged before it
+        failed and never flushed, which a crash may lose anyway; md
+        records failures in the background and has the same window.  So
+        the restart may find it in sync again (state "back?", or "readd?"
+        with a bitmap).  Nothing here loses what a member server
+        acknowledged (the servers write to files, and neither their
+        restart nor this SIGKILL drops a write), so such a member holds
+        every write and the shadow stays exact: a full compare follows.
+        The model sees a failure only at a status, and polls status after
+        every write, zero, trim and flush while a member is doomed (run),
+        so at most one of them lies between the last status that showed
+        the member working and the first that showed it failed.  If that
+        one failed it, the failure is recorded; if a rebuild, a scrub or
+        a bitmap write met the member just after it, it is not; which came
+        first cannot be seen from here, so the model takes either: the
+        only over-estimate.  A member failed by write_on's write is
+        recorded for certain (met_by_write)."""
         self.ctl.wait_idle(60)
         self.status()
         if self.unsafe() < self.tol and self.rng.random() < 0.5:
             cands = [i for i in range(self.n) if self.model[i] == "in_sync"
-                     and self.members[i].remote and self.members[i].alive()]
+                     and self.members[i].remote and self.members[i].alive()
+                     and self.can_lose(i)]
             if cands:
                 i = self.rng.choice(cands)
                 self.members[i].fail_reads(True)
                 self.members[i].fail_writes(True)
-                self.model[i] = "doomed"
+                self.doom(i)
                 self.counts["fail-eio-at-crash"] += 1
                 self.note("fail member %d by eio, to crash after" % i)
         met = [i for i, s in enumerate(self.model) if s == "doomed"]
         for i in met:
             self.write_on(i)
         self.status()
+        self.unrecorded = {i for i, s in enumerate(self.model)
+                           if s == "failed" and
+                           self.failed_at[i] == self.records}
+        for i in self.unrecorded:
+            self.counts["unrecorded-at-crash" if
+                        self.working_at[i] == self.records else
+                        "unrecorded-at-crash-maybe"] += 1
+        if self.unrecorded:
+            self.note("members %s failed with nothing recorded since"
+                      % sorted(self.unrecorded))
         self.arr.kill()
         # The members that just failed answer again: an md array must not
         # take them for in sync (they missed the write), but leave them
@@ -490,7 +665,14 @@ class Run:
         self.counts["crash"] += 1
         self.note("crash (SIGKILL) and start with %s failed"
                   % [i for i, s in enumerate(self.model) if s == "failed"])
+        before = list(self.model)
         self.status()
+        back = [i for i in range(self.n) if before[i] in ("back?", "readd?")
+                and self.model[i] in ("in_sync", "rebuilding")]
+        if back:
+            wl.compare_all(self.arr, self.shadow,
+                           "op %d: full compare after members %s came back "
+                           "from a crash" % (self.op, back))
         self.ctl.wait_idle(60)          # the resync of an unclean array
 
     def write_on(self, i):
@@ -510,6 +692,9 @@ class Run:
         arr.h.pwrite(data, offs[0])
         self.shadow[offs[0]:offs[0] + n] = data
         self.unflushed = True
+        self.recorded()
+        if self.model[i] == "doomed":
+            self.met_by_write.add(i)
         self.note("wrote %d bytes at %d, on member %d" % (n, offs[0], i))
 
     def scrub(self):
@@ -520,6 +705,202 @@ class Run:
         self.ctl.ok("scrub check")
         self.counts["scrub"] += 1
         self.note("scrub check")
+
+    def badsector_members(self):
+        return [i for i, m in enumerate(self.members)
+                if getattr(m, "plugin", None) == "badsector"]
+
+    def sector_bad(self):
+        """A fault appears on a badsector member's data: sectors that
+        cannot be read until written ("read"), or cannot be written
+        ("write"), or neither ("both"); a few sectors or whole pages,
+        anywhere, or under a page another member may not give (RAID-6
+        then has two on one page-row).  Only where the model keeps every
+        page-row within the tolerance (raidfail_sectors.py).  On an md
+        array a write fault goes into the member's bad-block log and the
+        member stays in sync (its log has room: write faults over at most
+        64 pages, of 512 entries, until a heal); on a raw array nothing can record it, and
+        the member is doomed (failed when a write or a rewrite meets the
+        fault, as md fails a member without a log)."""
+        rng, arr = self.rng, self.arr
+        for i in self.badsector_members():
+            # Read faults mended whole are gone from the model already:
+            # take their lines away, to make room for new ones.
+            m = self.members[i]
+            m.remove_bad_ranges(rs.mended_lines(m))
+        cands = [i for i in self.badsector_members()
+                 if self.members[i].alive() and self.model[i] != "failed"
+                 and len(self.members[i].bad) < 12]
+        if not cands:
+            return
+        i = rng.choice(cands)
+        m = self.members[i]
+        mode = "read" if rng.random() < (0.6 if self.md else 0.85) else \
+            rng.choice(["write", "both"])
+        if mode != "read" and len(self.bad.written[i]) > 64:
+            mode = "read"
+        doom = mode != "read" and not self.md
+        unsafe = self.unsafe_set()
+        holders = sorted(self.bad.holders(self.members))
+        data0 = self.doff // 512
+        data_end = (self.doff + arr.rows * arr.chunk) // 512
+        for _ in range(10):
+            if holders and rng.random() < 0.3:
+                start = rng.choice(holders) * rs.PAGE // 512
+            else:
+                s = rng.randrange(arr.rows)
+                start = data0 + (s * arr.chunk +
+                                 rng.randrange(arr.chunk)) // 512
+            if rng.random() < 0.6:
+                start -= start % 8
+                n = 8 * rng.randint(1, 3)
+            else:
+                n = rng.randint(1, 16)
+            n = min(n, data_end - start)
+            pages = rs.pages_of(start, n)
+            if self.bad.can_add(i, pages, unsafe, self.members, doom):
+                break
+        else:
+            self.counts["sector-bad-refused"] += 1
+            return
+        m.add_bad_range(start * 512, n * 512, mode)
+        if mode != "read":
+            self.bad.written[i] |= pages
+        if doom and self.model[i] in ("in_sync", "rebuilding"):
+            self.model[i] = "doomed"
+        self.counts["sector-bad-" + mode] += 1
+        self.note("bad sectors %d+%d (%s) on member %d (%s), pages %s%s"
+                  % (start, n, mode, i, self.model[i], sorted(pages),
+                     ", doomed: no log" if doom else ""))
+
+    def sector_clear(self):
+        """Some faults of a member go away (all, or some of its lines):
+        its sectors read and write again, holding whatever they held.  A
+        page a log lists stays listed: only a write over it clears it."""
+        rng = self.rng
+        cands = [i for i in self.badsector_members() if self.members[i].bad]
+        if not cands:
+            return
+        i = rng.choice(cands)
+        m = self.members[i]
+        if rng.random() < 0.5:
+            gone = list(m.bad)
+        else:
+            gone = [line for line in m.bad if rng.random() < 0.5]
+        m.remove_bad_ranges(gone)
+        self.counts["sector-clear"] += 1
+        self.note("faults of member %d gone: %s" % (i, gone))
+
+    def sector_heal(self, final=False):
+        """On an array with every member in sync: a scrub check, which
+        reads every page that no log lists, must find no mismatch and mend
+        every "read" fault's sectors outside the pages a write fault may
+        have put in a log (each page mended counted once in the member's
+        corrected_reads), and on md arrays put every "both" fault's pages
+        in the log.  Then every fault goes away and the pages a log may
+        list are written again, from the shadow (heal_by_rewrite) or by a
+        scrub repair (heal_by_repair): every log must be empty after, and
+        the model forgets the members' bad pages."""
+        st = self.ctl.wait_idle(60)
+        st = self.status()
+        if self.unsafe():
+            assert not final, "a heal with members out: %s" % self.model
+            return
+        healed0 = [rs.healed_sectors(m) for m in self.members]
+        corrected0 = [m["corrected_reads"] for m in st["members"]]
+        self.ctl.ok("scrub check")
+        self.ctl.wait_idle(120)
+        st = self.status()
+        sc = st["scrub"]
+        assert sc["finished"] and sc["mismatch_cnt"] == 0, \
+            "op %d: the scrub check of a heal: %s" % (self.op, sc)
+        for i, m in enumerate(self.members):
+            left = rs.unmended_outside(m, self.bad.written[i])
+            assert not left, \
+                "op %d: after a scrub check, member %d's sectors %s are " \
+                "still unreadable (faults %s)" % (self.op, i, left[:16], m.bad
+                                                  if hasattr(m, "bad") else [])
+            healed = rs.healed_sectors(m)
+            newly = {sec * 512 // rs.PAGE for serial, secs in healed.items()
+                     for sec in secs - healed0[i].get(serial, set())}
+            got = st["members"][i]["corrected_reads"] - corrected0[i]
+            self.counts["scrub-corrected-pages"] += got
+            assert got == len(newly), \
+                "op %d: a scrub check mended pages %s of member %d, but " \
+                "its corrected_reads grew by %d" % (self.op, sorted(newly),
+                                                    i, got)
+            if self.logs:
+                both = rs.both_pages(m)
+                listed = st["members"][i]["bad_blocks"]["sectors"]
+                self.counts["listed-sectors-at-heal"] += listed
+                assert listed >= len(both) * rs.PAGE // 512, \
+                    "op %d: member %d's log lists %d sectors after a scrub " \
+                    "read its unreadable, unwritable pages %s" % (
+                        self.op, i, listed, sorted(both))
+        for i in self.badsector_members():
+            self.members[i].clear_bad_ranges()
+        if self.logs and self.rng.random() < 0.5:
+            how = self.heal_by_repair()
+        else:
+            how = self.heal_by_rewrite()
+        if self.logs:
+            st = self.status()
+            listed = {i: m["bad_blocks"] for i, m in enumerate(st["members"])
+                      if m["bad_blocks"]["sectors"]}
+            assert not listed, \
+                "op %d: logs not empty after every fault went and %s: %s" % (
+                    self.op, how, listed)
+        for i in range(self.n):
+            self.bad.reset(i)
+        self.counts["sector-heal"] += 1
+        self.note("heal: scrub check clean, every fault gone, %s, logs empty"
+                  % how)
+
+    def heal_by_rewrite(self):
+        """The rows of every page a log may list, written again from the
+        shadow: a write that succeeds takes its pages off the log."""
+        rows = sorted({(p * rs.PAGE - self.doff) // self.chunk
+                       for w in self.bad.written for p in w})
+        row = self.arr.row
+        for s in rows:
+            self.arr.h.pwrite(bytes(self.shadow[s * row:(s + 1) * row]),
+                              s * row)
+        self.arr.h.flush()
+        self.recorded()
+        self.unflushed = False
+        self.counts["heal-rewrite"] += 1
+        return "rows %s written again" % rows
+
+    def heal_by_repair(self):
+        """A scrub repair (md arrays, faults gone): every page a log lists
+        is reconstructed from the others, written back and read back, as
+        md's repair does; the write takes it off the log.  Exactly those
+        pages are unreadable to it (no fault is left to fail a read), each
+        one corrected read of its member, and nothing is lost (the model
+        kept every page-row within the tolerance) or mismatched."""
+        st = self.status()
+        listed = [m["bad_blocks"]["sectors"] for m in st["members"]]
+        corrected0 = [m["corrected_reads"] for m in st["members"]]
+        self.ctl.ok("scrub repair")
+        self.ctl.wait_idle(120)
+        st = self.status()
+        sc = st["scrub"]
+        assert sc["finished"] and sc["repair"] and \
+            sc["mismatch_cnt"] == 0 and sc["lost_bytes"] == 0 and \
+            sc["unreadable_bytes"] == sum(listed) * 512, \
+            "op %d: the scrub repair of a heal, logs listing %s sectors: %s" \
+            % (self.op, listed, sc)
+        per = rs.PAGE // 512
+        for i, m in enumerate(st["members"]):
+            got = m["corrected_reads"] - corrected0[i]
+            assert got * per == listed[i], \
+                "op %d: a scrub repair rewrote member %d's %d listed " \
+                "sectors, but its corrected_reads grew by %d" % (
+                    self.op, i, listed[i], got)
+        self.counts["heal-repair"] += 1
+        self.counts["heal-repaired-pages"] += sum(listed) // per
+        return "a scrub repair rewrote the %d listed pages" % (
+            sum(listed) // per)
 
     def check_scrub(self, st):
         sc = st["scrub"]
@@ -548,6 +929,12 @@ class Run:
             self.restart_member()
         elif what == "readd":
             self.readd_one()
+        elif what == "sector-bad":
+            self.sector_bad()
+        elif what == "sector-clear":
+            self.sector_clear()
+        elif what == "sector-heal":
+            self.sector_heal()
 
     def run(self, deadline, max_ops):
         rng = self.rng
@@ -565,6 +952,10 @@ class Run:
                     self.unflushed = False
                 elif c["write"] or c["zero"] or c["trim"]:
                     self.unflushed = True
+                if c["flush"] or c["write"] or c["zero"] or c["trim"]:
+                    self.recorded()
+                    if "doomed" in self.model:
+                        self.status()   # when it failed (see crash)
                 continue
             self.step(what)
             self.spot()
@@ -583,6 +974,12 @@ class Run:
         st = self.status()
         self.check_scrub(st)
         assert all(s == "in_sync" for s in self.model), self.model
+        if self.sectors:
+            # The member files hold stale bytes where a log lists a page
+            # (a write failed there): raidcheck.py would find those rows'
+            # parity wrong.  The heal takes every fault away and writes
+            # such rows again, and sees every log empty.
+            self.sector_heal(final=True)
         wl.compare_all(self.arr, self.shadow, "final compare")
         self.ctl.ok("scrub check")
         st = self.ctl.wait_idle(60)
