@@ -12,7 +12,8 @@ local files:
           chunk of member 2 in each of 12 rows spread over the array;
           the whole array read in 1 MiB requests.  Printed: whether the
           reads returned the shadow, member 2's state, how many of its 96
-          bad sectors a write mended, the member's EIO replies.
+          bad sectors a write mended, the member's EIO replies, and what
+          a scrub check finds afterwards.
   raid5   RAID-5 of 4; member 0 failed and replaced by a file of noise;
           before the rebuild starts, four 4 KiB ranges of member 2 go
           bad, in rows 32, 96, 160 and 224 (2, 6, 10 and 14 MiB into its
@@ -109,6 +110,10 @@ def raid6(hz):
                                                            12 * BLOCK // 512),
            "0 of 96")
     report("member %d's EIO replies" % BAD, eio_replies(m))
+    arr.ctl.ok("scrub check")
+    sc = arr.ctl.wait_idle(300)["scrub"]
+    report("scrub check after: mismatches, unreadable",
+           "%d, %d bytes" % (sc["mismatch_cnt"], sc["unreadable_bytes"]))
     arr.stop()
 
 
