@@ -44,12 +44,9 @@
 #include <config.h>
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <string.h>
-#include <time.h>
 
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
@@ -60,6 +57,7 @@
 #include "member_table.h"
 #include "now.h"
 #include "readd_auto.h"
+#include "watcher.h"
 
 #define WATCH_MS 250
 #define BACKOFF_MIN (1 * NS)
@@ -79,13 +77,9 @@ struct watch {
 static struct {
   struct array *a;
   struct jobs *js;
-  pthread_t thread;
-  bool running;
-  pthread_mutex_t lock;         /* stop and wake */
-  pthread_cond_t wake;
-  bool stop;
+  struct watcher thread;
   struct watch w[GEOMETRY_MAX_MEMBERS];
-} ra = { .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER };
+} ra = { .thread = WATCHER_INIT };
 
 int
 readd_auto_check (const struct array *a, char *msg, size_t len)
@@ -149,62 +143,31 @@ try_readd (struct watch *w, int i, int64_t now)
                 m->name);
 }
 
-static void *
-watcher_thread (void *arg)
+/* Each WATCH_MS: every role, considered and perhaps re-added. */
+static void
+tick (void *arg)
 {
   (void) arg;
-  pthread_mutex_lock (&ra.lock);
-  while (!ra.stop) {
-    struct timespec t;
+  for (int i = 0; i < ra.a->ms.n; i++) {
+    int64_t now = now_ns ();
 
-    pthread_mutex_unlock (&ra.lock);
-    for (int i = 0; i < ra.a->ms.n; i++) {
-      int64_t now = now_ns ();
-
-      if (consider (&ra.w[i], i, now))
-        try_readd (&ra.w[i], i, now);
-    }
-    pthread_mutex_lock (&ra.lock);
-    clock_gettime (CLOCK_REALTIME, &t);
-    t.tv_nsec += WATCH_MS * 1000000L;
-    t.tv_sec += t.tv_nsec / NS;
-    t.tv_nsec %= NS;
-    if (!ra.stop)
-      pthread_cond_timedwait (&ra.wake, &ra.lock, &t);
+    if (consider (&ra.w[i], i, now))
+      try_readd (&ra.w[i], i, now);
   }
-  pthread_mutex_unlock (&ra.lock);
-  return NULL;
 }
 
 int
 readd_auto_start (struct array *a, struct jobs *js)
 {
-  int err;
-
   ra.a = a;
   ra.js = js;
-  ra.stop = false;
   for (int i = 0; i < GEOMETRY_MAX_MEMBERS; i++)
     ra.w[i] = (struct watch) { .backoff = BACKOFF_MIN };
-  err = pthread_create (&ra.thread, NULL, watcher_thread, NULL);
-  if (err) {
-    nbdkit_error ("raid: readd=auto: cannot start its thread: %s",
-                  strerror (err));
-    return -1;
-  }
-  ra.running = true;
-  return 0;
+  return watcher_start (&ra.thread, "readd=auto", tick, NULL, WATCH_MS);
 }
 
 void
 readd_auto_stop (void)
 {
-  if (!ra.running)
-    return;
-  pthread_mutex_lock (&ra.lock);
-  ra.stop = true;
-  pthread_cond_signal (&ra.wake);
-  pthread_mutex_unlock (&ra.lock);
-  pthread_join (ra.thread, NULL);
-  ra.running = false;
+  watcher_stop (&ra.thread);
 }

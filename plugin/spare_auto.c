@@ -21,17 +21,14 @@
  * that comes back after a spare took its role is added back as a spare
  * (readd_auto.c says why).
  *
- * State: none but the thread's own; the member table is read through
- * jobs.c under its lock.  spare_auto_stop joins the thread before jobs
+ * State: none but the watcher's (watcher.c: the thread, its wait and its
+ * stop); the member table is read through jobs.c under its lock.  spare_auto_stop joins the thread before jobs
  * and array go away (raid.c orders it).
  */
 
 #include <config.h>
 
-#include <pthread.h>
 #include <stdbool.h>
-#include <string.h>
-#include <time.h>
 
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
@@ -40,19 +37,15 @@
 #include "jobs.h"
 #include "member_table.h"
 #include "spare_auto.h"
+#include "watcher.h"
 
 #define WATCH_MS 250
-#define NS 1000000000LL
 
 static struct {
   struct array *a;
   struct jobs *js;
-  pthread_t thread;
-  bool running;
-  pthread_mutex_t lock;         /* stop and wake */
-  pthread_cond_t wake;
-  bool stop;
-} sa = { .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER };
+  struct watcher w;
+} sa = { .w = WATCHER_INIT };
 
 /* Whether some role has failed while a spare is there: a cheap look
  * without jobs.c's lock, which jobs_spare_takeover takes to decide.
@@ -71,63 +64,36 @@ worth_asking (void)
   return false;
 }
 
-static void *
-watcher_thread (void *arg)
+/* Each WATCH_MS: as long as some role has failed while a spare is
+ * there, ask for a takeover.
+ */
+static void
+tick (void *arg)
 {
-  (void) arg;
-  pthread_mutex_lock (&sa.lock);
-  while (!sa.stop) {
-    struct timespec t;
-    char *why;
-    int r = 1;
+  int r = 1;
 
-    pthread_mutex_unlock (&sa.lock);
-    while (r != 0 && worth_asking ()) {
-      r = jobs_spare_takeover (sa.js, &why);
-      if (r == -1)
-        nbdkit_error ("raid: hot spare refused: %s", why);
-    }
-    pthread_mutex_lock (&sa.lock);
-    clock_gettime (CLOCK_REALTIME, &t);
-    t.tv_nsec += WATCH_MS * 1000000L;
-    t.tv_sec += t.tv_nsec / NS;
-    t.tv_nsec %= NS;
-    if (!sa.stop)
-      pthread_cond_timedwait (&sa.wake, &sa.lock, &t);
+  (void) arg;
+  while (r != 0 && worth_asking ()) {
+    char *why;
+
+    r = jobs_spare_takeover (sa.js, &why);
+    if (r == -1)
+      nbdkit_error ("raid: hot spare refused: %s", why);
   }
-  pthread_mutex_unlock (&sa.lock);
-  return NULL;
 }
 
 int
 spare_auto_start (struct array *a, struct jobs *js)
 {
-  int err;
-
   if (a->readonly)
     return 0;
   sa.a = a;
   sa.js = js;
-  sa.stop = false;
-  err = pthread_create (&sa.thread, NULL, watcher_thread, NULL);
-  if (err) {
-    nbdkit_error ("raid: hot spares: cannot start their thread: %s",
-                  strerror (err));
-    return -1;
-  }
-  sa.running = true;
-  return 0;
+  return watcher_start (&sa.w, "hot spares", tick, NULL, WATCH_MS);
 }
 
 void
 spare_auto_stop (void)
 {
-  if (!sa.running)
-    return;
-  pthread_mutex_lock (&sa.lock);
-  sa.stop = true;
-  pthread_cond_signal (&sa.wake);
-  pthread_mutex_unlock (&sa.lock);
-  pthread_join (sa.thread, NULL);
-  sa.running = false;
+  watcher_stop (&sa.w);
 }

@@ -21,7 +21,7 @@ import sys
 LAYERS = [
     ["libparity"],
     ["md_badblocks"],
-    ["geometry", "member", "md_bitmap_super", "control_command",
+    ["geometry", "member", "md_bitmap_super", "control_command", "watcher",
      "nbdkit_cmdline"],
     ["member_nbd_connect", "member_file_claim"],
     ["member_file", "member_nbd", "md_super", "signature"],
