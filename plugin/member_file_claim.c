@@ -208,7 +208,9 @@ static struct file_claim *take_locked (const char *name, int fd,
 static int
 claim_backing (struct file_claim *c, const char *name, int depth)
 {
-  struct loop_info64 info;
+  /* Zeroed although the kernel fills it: valgrind does not know
+   * LOOP_GET_STATUS64 and would take the kernel's bytes as undefined. */
+  struct loop_info64 info = { 0 };
   char sys[96], path[4096];
   struct stat st;
   FILE *f;
