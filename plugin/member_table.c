@@ -133,7 +133,8 @@ members_destroy (struct members *ms)
     member_close (ms->limbo[k].m);
   for (int k = 0; k < ms->nspares; k++)
     member_close (ms->spare[k]);
-  ms->n = ms->nretired = ms->nlimbo = ms->nspares = 0;
+  ms->n = ms->nretired = ms->nlimbo = 0;
+  ms->nspares = 0;
   pthread_mutex_destroy (&ms->lock);
 }
 
