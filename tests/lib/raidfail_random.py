@@ -676,17 +676,18 @@ class Run:
         self.ctl.wait_idle(60)          # the resync of an unclean array
 
     def write_on(self, i):
-        """Write a few random pages into a data chunk that member i holds
-        (the shadow takes them once acknowledged)."""
+        """Write a few random pages that member i must take: into a data
+        chunk it holds, or into a row whose parity it holds (every member
+        holds one or the other in every row; with parity-first or
+        parity-last layouts, a parity member holds no data at all).  The
+        shadow takes them once acknowledged."""
         arr, rng = self.arr, self.rng
-        for _ in range(20):
-            s = rng.randrange(arr.rows)
-            offs = [arr.chunk_offset(s, d) for d in range(arr.dd)]
-            offs = [o for o in offs if arr.where(o)[2] == i]
-            if offs:
-                break
-        else:
-            return
+        s = rng.randrange(arr.rows)
+        offs = [arr.chunk_offset(s, d) for d in range(arr.dd)]
+        mine = [o for o in offs if arr.where(o)[2] == i]
+        assert mine or i in arr.row_members(s), \
+            "member %d holds nothing of row %d" % (i, s)
+        offs = mine or [rng.choice(offs)]
         n = 4096 * rng.randint(1, arr.chunk // 4096)
         data = rng.randbytes(n)
         arr.h.pwrite(data, offs[0])
