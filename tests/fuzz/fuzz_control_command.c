@@ -49,16 +49,16 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       fail ("refused without a reason");
   }
   else {
-    if (cmd.verb < CONTROL_STATUS || cmd.verb > CONTROL_SCRUB_STOP)
+    if (cmd.verb < CONTROL_STATUS || cmd.verb > CONTROL_REMOVE_SPARE)
       fail ("accepted with an unknown verb");
     if ((cmd.verb == CONTROL_FAIL || cmd.verb == CONTROL_REPLACE ||
-         cmd.verb == CONTROL_READD) &&
+         cmd.verb == CONTROL_READD || cmd.verb == CONTROL_REMOVE_SPARE) &&
         (cmd.member < 0 || cmd.member > 65535))
-      fail ("accepted with a member index out of range");
-    if (cmd.verb == CONTROL_REPLACE &&
+      fail ("accepted with a member or spare index out of range");
+    if ((cmd.verb == CONTROL_REPLACE || cmd.verb == CONTROL_ADD_SPARE) &&
         (cmd.path == NULL || cmd.path < line || cmd.path >= line + size ||
          cmd.path[0] == '\0'))
-      fail ("replace accepted without a path in the line");
+      fail ("replace or add-spare accepted without a path in the line");
   }
   free (line);
   return 0;
