@@ -1026,6 +1026,21 @@ class Run:
                        % (self.logfile, text[-4000:]))
             except OSError as e:
                 faults.log("  no log of the nbdkit that failed: %s" % e)
+        # A member server that died unasked (nothing here kills one the
+        # model still counts on) is a finding of its own: say how, and
+        # what it logged.
+        for i, m in enumerate(self.members):
+            proc = getattr(m, "proc", None)
+            if proc is None or proc.poll() is None:
+                continue
+            try:
+                with open(m.logfile, errors="replace") as f:
+                    text = f.read()
+            except OSError as e:
+                text = "(no log: %s)" % e
+            faults.log("  member %d's server (%s) exited with status %d; "
+                       "its log (%s):\n%s" % (i, m.name, proc.returncode,
+                                               m.logfile, text[-3000:]))
 
 
 def run_seed(seed, work, mix, seconds=None, max_ops=None, arrays=None):
