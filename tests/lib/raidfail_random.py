@@ -724,6 +724,20 @@ class Run:
         the member is doomed (failed when a write or a rewrite meets the
         fault, as md fails a member without a log)."""
         rng, arr = self.rng, self.arr
+        # A background job (scrub, rebuild, resync) that met one of a
+        # member's read faults may be between the rewrite that mended the
+        # page and the read that checks it: a fault over the page now
+        # fails that read, as a sector that goes bad again at once does,
+        # and md then lists the page in the member's log, or fails a
+        # member that has none.  The pages at risk: those of every read
+        # fault while a job runs, mended ones too (the server notes the
+        # mend before the read back comes).
+        st = self.ctl.status()
+        job = st["rebuild"]["running"] or st["scrub"]["running"]
+        racing = {i: set().union(*[rs.pages_of(start, n) for start, n, mode, _
+                                   in rs.lines_of(self.members[i])
+                                   if mode == "read"])
+                  for i in self.badsector_members()} if job else {}
         for i in self.badsector_members():
             # Read faults mended whole are gone from the model already:
             # take their lines away, to make room for new ones.
@@ -759,7 +773,9 @@ class Run:
                 n = rng.randint(1, 16)
             n = min(n, data_end - start)
             pages = rs.pages_of(start, n)
-            if self.bad.can_add(i, pages, unsafe, self.members, doom):
+            race = pages & racing.get(i, set())
+            if self.bad.can_add(i, pages, unsafe, self.members,
+                                doom or bool(race and not self.md)):
                 break
         else:
             self.counts["sector-bad-refused"] += 1
@@ -767,11 +783,18 @@ class Run:
         m.add_bad_range(start * 512, n * 512, mode)
         if mode != "read":
             self.bad.written[i] |= pages
+        if race and self.md:
+            self.bad.written[i] |= race         # may be listed
+        doom = doom or bool(race and not self.md)
         if doom and self.model[i] in ("in_sync", "rebuilding"):
             self.model[i] = "doomed"
         self.counts["sector-bad-" + mode] += 1
-        self.note("bad sectors %d+%d (%s) on member %d (%s), pages %s%s"
+        if race:
+            self.counts["sector-bad-racing-job"] += 1
+        self.note("bad sectors %d+%d (%s) on member %d (%s), pages %s%s%s"
                   % (start, n, mode, i, self.model[i], sorted(pages),
+                     ", racing a job's read-back on %s" % sorted(race)
+                     if race else "",
                      ", doomed: no log" if doom else ""))
 
     def sector_clear(self):

@@ -26,7 +26,11 @@ every member is one page-row) a member may be unable to give:
              write did reach the page while the fault was there depends on
              the client's writes and on background rebuilds, scrubs and
              read corrections, which the model does not follow: "may" is
-             the most it can say.  Taking the fault away does not take the
+             the most it can say.  Also the pages of a "read" fault added
+             while a job runs over pages of an earlier one: the job may be
+             reading back a page it has just rewritten, and the read
+             fails; md lists such a page (or fails a member without a
+             log).  Taking the fault away does not take the
              page off the log, so only a heal (the pages written again
              with the faults gone, then every log seen empty) clears this.
 
