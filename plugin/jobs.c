@@ -197,7 +197,6 @@ struct jobs *
 jobs_new (struct array *a, uint64_t rate)
 {
   struct jobs *js = calloc (1, sizeof *js);
-  pthread_condattr_t attr;
 
   if (js == NULL) {
     nbdkit_error ("calloc: %m");
@@ -206,10 +205,7 @@ jobs_new (struct array *a, uint64_t rate)
   js->a = a;
   js->rate = rate;
   pthread_mutex_init (&js->lock, NULL);
-  pthread_condattr_init (&attr);
-  pthread_condattr_setclock (&attr, CLOCK_MONOTONIC);
-  pthread_cond_init (&js->wake, &attr);
-  pthread_condattr_destroy (&attr);
+  now_cond_init (&js->wake);
   return js;
 }
 

@@ -77,6 +77,7 @@
 
 #include "md_bitmap.h"
 #include "member_table.h"
+#include "now.h"
 
 #define PAGE 4096
 #define MAX_BITS (UINT64_C (1) << 26)
@@ -348,7 +349,6 @@ bitmap_alloc (struct members *ms, const struct md_bitmap_place *place,
   uint64_t nbits = md_bitmap_bits (place->size, chunksize);
   uint64_t area = md_bitmap_area_bytes (nbits);
   uint64_t at[GEOMETRY_MAX_MEMBERS];
-  pthread_condattr_t attr;
 
   if (nbits > MAX_BITS) {
     *why = "bitmap of more than 2^26 bits (its chunk is too small)";
@@ -395,10 +395,7 @@ bitmap_alloc (struct members *ms, const struct md_bitmap_place *place,
   memset (bm->image, 0, area);
   pthread_mutex_init (&bm->lock, NULL);
   pthread_mutex_init (&bm->io_lock, NULL);
-  pthread_condattr_init (&attr);
-  pthread_condattr_setclock (&attr, CLOCK_MONOTONIC);
-  pthread_cond_init (&bm->wake, &attr);
-  pthread_condattr_destroy (&attr);
+  now_cond_init (&bm->wake);
   bm->ready = true;
   return bm;
 }
@@ -680,10 +677,9 @@ daemon_thread (void *arg)
 
   pthread_mutex_lock (&bm->lock);
   while (!bm->stop) {
-    struct timespec t;
+    struct timespec t =
+      now_deadline (CLOCK_MONOTONIC, bm->sb.daemon_sleep * INT64_C (1000));
 
-    clock_gettime (CLOCK_MONOTONIC, &t);
-    t.tv_sec += bm->sb.daemon_sleep;
     while (!bm->stop &&
            pthread_cond_timedwait (&bm->wake, &bm->lock, &t) != ETIMEDOUT)
       ;

@@ -203,21 +203,6 @@ id_give_back (struct nbd_member *nm)
   pthread_mutex_unlock (&registry_lock);
 }
 
-/* The time ms milliseconds from now on clock, for the pthread calls
- * that wait until a time.
- */
-static void
-time_from_now (clockid_t clock, int ms, struct timespec *ts)
-{
-  clock_gettime (clock, ts);
-  ts->tv_sec += ms / 1000;
-  ts->tv_nsec += ms % 1000 * 1000000L;
-  if (ts->tv_nsec >= 1000000000L) {
-    ts->tv_sec++;
-    ts->tv_nsec -= 1000000000L;
-  }
-}
-
 /* The reader must poll anew (a new connection, or one to write on). */
 static void
 kick_reader (void)
@@ -283,7 +268,7 @@ lock_before (pthread_mutex_t *lock, int64_t deadline)
 
   if (left == 0)
     return pthread_mutex_trylock (lock) == 0 ? 0 : -1;
-  time_from_now (CLOCK_REALTIME, left, &ts);
+  ts = now_deadline (CLOCK_REALTIME, left);
   return pthread_mutex_timedlock (lock, &ts) == 0 ? 0 : -1;
 }
 
@@ -700,7 +685,7 @@ sleep_for (struct batch *b, int64_t deadline)
 
     if (left == 0)
       break;
-    time_from_now (CLOCK_MONOTONIC, left, &ts);
+    ts = now_deadline (CLOCK_MONOTONIC, left);
     pthread_cond_timedwait (&b->wake, &b->lock, &ts);
   }
   b->promoted = false;
@@ -808,12 +793,8 @@ run_batch (struct member_io **ios, size_t n, struct pending *p)
 {
   int64_t deadline = now_ms () + member_nbd_timeout_ms;
   struct batch b = { .owner = pthread_self () };
-  pthread_condattr_t ca;
 
-  pthread_condattr_init (&ca);
-  pthread_condattr_setclock (&ca, CLOCK_MONOTONIC);
-  pthread_cond_init (&b.wake, &ca);
-  pthread_condattr_destroy (&ca);
+  now_cond_init (&b.wake);
   pthread_mutex_init (&b.lock, NULL);
   for (size_t i = 0; i < n; i++) {
     p[i].io = ios[i];

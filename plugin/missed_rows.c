@@ -50,19 +50,17 @@
  * record covers everything written since.
  *
  * Locks (lock.h): sweep_lock (one sweep at a time, the sweep's fields),
- * under which the epoch is read (for md: md_array_events, md->lock), and
- * thread_lock (stop and wake), taken alone; the marks and counters are
- * atomics.
+ * under which the epoch is read (for md: md_array_events, md->lock); the
+ * marks and counters are atomics.  The sweeping thread is a watcher
+ * (watcher.c).
  */
 
 #include <config.h>
 
-#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
@@ -70,6 +68,7 @@
 #include "lock.h"
 #include "member_table.h"
 #include "missed_rows.h"
+#include "watcher.h"
 
 #define MAX_REGIONS (UINT64_C (1) << 20)
 #define SWEEP_MS 1000
@@ -89,11 +88,7 @@ struct missed_rows {
   unsigned old;
   uint64_t epoch_at_flip;
 
-  pthread_mutex_t thread_lock;  /* the three fields below */
-  pthread_cond_t wake;
-  bool stop;
-  bool running;
-  pthread_t thread;
+  struct watcher sweeper;       /* calls missed_rows_sweep */
 };
 
 struct missed_rows *
@@ -121,8 +116,6 @@ missed_rows_new (struct members *ms, uint64_t rows,
   }
   atomic_init (&mr->cleared_at, epoch ? epoch (epoch_arg) : 0);
   pthread_mutex_init (&mr->sweep_lock, NULL);
-  pthread_mutex_init (&mr->thread_lock, NULL);
-  pthread_cond_init (&mr->wake, NULL);
   return mr;
 }
 
@@ -249,45 +242,19 @@ missed_rows_sweep (struct missed_rows *mr)
   mr->draining = false;
 }
 
-static void *
-sweeper (void *arg)
+static void
+sweep_tick (void *arg)
 {
-  struct missed_rows *mr = arg;
-
-  pthread_mutex_lock (&mr->thread_lock);
-  while (!mr->stop) {
-    struct timespec t;
-
-    pthread_mutex_unlock (&mr->thread_lock);
-    missed_rows_sweep (mr);
-    pthread_mutex_lock (&mr->thread_lock);
-    clock_gettime (CLOCK_REALTIME, &t);
-    t.tv_nsec += SWEEP_MS % 1000 * 1000000L;
-    t.tv_sec += SWEEP_MS / 1000 + t.tv_nsec / 1000000000L;
-    t.tv_nsec %= 1000000000L;
-    if (!mr->stop)
-      pthread_cond_timedwait (&mr->wake, &mr->thread_lock, &t);
-  }
-  pthread_mutex_unlock (&mr->thread_lock);
-  return NULL;
+  missed_rows_sweep (arg);
 }
 
 int
 missed_rows_start (struct missed_rows *mr)
 {
-  int err;
-
   if (mr == NULL)
     return 0;
-  err = pthread_create (&mr->thread, NULL, sweeper, mr);
-  if (err) {
-    errno = err;
-    nbdkit_error ("raid: cannot start the thread that clears the record of "
-                  "missed rows: %m");
-    return -1;
-  }
-  mr->running = true;
-  return 0;
+  return watcher_start (&mr->sweeper, "the record of missed rows",
+                        sweep_tick, mr, SWEEP_MS);
 }
 
 void
@@ -295,16 +262,8 @@ missed_rows_free (struct missed_rows *mr)
 {
   if (mr == NULL)
     return;
-  if (mr->running) {
-    pthread_mutex_lock (&mr->thread_lock);
-    mr->stop = true;
-    pthread_cond_signal (&mr->wake);
-    pthread_mutex_unlock (&mr->thread_lock);
-    pthread_join (mr->thread, NULL);
-  }
+  watcher_stop (&mr->sweeper);
   pthread_mutex_destroy (&mr->sweep_lock);
-  pthread_mutex_destroy (&mr->thread_lock);
-  pthread_cond_destroy (&mr->wake);
   free (mr->bits[0]);
   free (mr->bits[1]);
   free (mr);

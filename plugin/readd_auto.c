@@ -79,7 +79,7 @@ static struct {
   struct jobs *js;
   struct watcher thread;
   struct watch w[GEOMETRY_MAX_MEMBERS];
-} ra = { .thread = WATCHER_INIT };
+} ra;
 
 int
 readd_auto_check (const struct array *a, char *msg, size_t len)

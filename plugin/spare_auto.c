@@ -45,7 +45,7 @@ static struct {
   struct array *a;
   struct jobs *js;
   struct watcher w;
-} sa = { .w = WATCHER_INIT };
+} sa;
 
 /* Whether some role has failed while a spare is there: a cheap look
  * without jobs.c's lock, which jobs_spare_takeover takes to decide.

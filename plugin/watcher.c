@@ -7,10 +7,13 @@
  * condition variable, not a sleep: watcher_stop wakes the thread at
  * once, so an array stops without waiting out a period, and nothing is
  * logged at a clean stop (nbdkit's own sleep would say it was aborted).
+ * The condition variable counts on CLOCK_MONOTONIC (now.h): on the wall
+ * clock, a step back of an hour would hold a spare back for an hour.
  *
  * State: struct watcher, owned by its user; stop and wake are guarded by
- * w->lock.  tick runs without the lock, so watcher_stop waits at most
- * for the tick in progress.
+ * w->lock.  Both are made by watcher_start and undone by watcher_stop,
+ * so a watcher can start again after a stop.  tick runs without the
+ * lock, so watcher_stop waits at most for the tick in progress.
  */
 
 #include <config.h>
@@ -23,22 +26,8 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
+#include "now.h"
 #include "watcher.h"
-
-#define NS 1000000000LL
-
-/* The absolute CLOCK_REALTIME time ms from now, for pthread_cond_timedwait. */
-static struct timespec
-deadline_in (int ms)
-{
-  struct timespec t;
-
-  clock_gettime (CLOCK_REALTIME, &t);
-  t.tv_nsec += ms * 1000000L;
-  t.tv_sec += t.tv_nsec / NS;
-  t.tv_nsec %= NS;
-  return t;
-}
 
 static void *
 watcher_thread (void *arg)
@@ -52,7 +41,7 @@ watcher_thread (void *arg)
     pthread_mutex_unlock (&w->lock);
     w->tick (w->arg);
     pthread_mutex_lock (&w->lock);
-    t = deadline_in (w->period_ms);
+    t = now_deadline (CLOCK_MONOTONIC, w->period_ms);
     if (!w->stop)
       pthread_cond_timedwait (&w->wake, &w->lock, &t);
   }
@@ -71,10 +60,14 @@ watcher_start (struct watcher *w, const char *what,
   w->arg = arg;
   w->period_ms = period_ms;
   w->stop = false;
+  pthread_mutex_init (&w->lock, NULL);
+  now_cond_init (&w->wake);
   err = pthread_create (&w->thread, NULL, watcher_thread, w);
   if (err) {
     nbdkit_error ("raid: %s: cannot start its thread: %s",
                   what, strerror (err));
+    pthread_cond_destroy (&w->wake);
+    pthread_mutex_destroy (&w->lock);
     return -1;
   }
   w->running = true;
@@ -91,5 +84,7 @@ watcher_stop (struct watcher *w)
   pthread_cond_signal (&w->wake);
   pthread_mutex_unlock (&w->lock);
   pthread_join (w->thread, NULL);
+  pthread_cond_destroy (&w->wake);
+  pthread_mutex_destroy (&w->lock);
   w->running = false;
 }

@@ -20,11 +20,8 @@ struct watcher {
   bool running;
   bool stop;
   pthread_mutex_t lock;         /* stop and wake */
-  pthread_cond_t wake;
+  pthread_cond_t wake;          /* on CLOCK_MONOTONIC */
 };
-
-#define WATCHER_INIT { .lock = PTHREAD_MUTEX_INITIALIZER, \
-                       .wake = PTHREAD_COND_INITIALIZER }
 
 /* Start calling tick (arg) at once and then every period_ms.  0, or -1
  * after nbdkit_error ("raid: WHAT: cannot start its thread: ...").

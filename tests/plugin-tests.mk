@@ -439,7 +439,8 @@ endif
 # of rebuilds and resyncs) as a pure function of one clock reading; and
 # (test-rebuild-stop-clock-skew.sh) nbdkit stopping at once during a
 # throttled rebuild although the plugin's clock jumps (clock-skew.c, an
-# LD_PRELOAD shim).
+# LD_PRELOAD shim); and (test-spare-clock-step.sh) the watchers' waits
+# unmoved by a step of the wall clock.
 if HAVE_CHECK
 check_PROGRAMS += test_jobs
 TESTS += test_jobs
@@ -463,6 +464,8 @@ TESTS += test-memory-trim.sh
 EXTRA_DIST += test-memory-trim.sh
 TESTS += test-rebuild-stop-clock-skew.sh
 EXTRA_DIST += test-rebuild-stop-clock-skew.sh
+TESTS += test-spare-clock-step.sh
+EXTRA_DIST += test-spare-clock-step.sh
 TESTS += test-scrub-refused.py
 TSAN_TESTS += test-scrub-refused.py
 EXTRA_DIST += test-scrub-refused.py
@@ -609,7 +612,7 @@ if HAVE_CHECK
 check_PROGRAMS += test_row_record
 TESTS += test_row_record
 test_row_record_SOURCES = test_row_record.c lib/check_run.h $(MEMBER_MEM_SOURCES) \
-	../plugin/row_record.c ../plugin/missed_rows.c \
+	../plugin/row_record.c ../plugin/missed_rows.c ../plugin/watcher.c \
 	../plugin/md_array.c ../plugin/md_bblog.c ../plugin/md_array_internal.h ../plugin/md_create.c \
 	../plugin/md_identity.c ../plugin/md_bitmap.c ../plugin/md_bitmap_super.c \
 	../plugin/md_super.c ../plugin/signature.c ../plugin/member_table.c \
@@ -661,7 +664,7 @@ if HAVE_CHECK
 check_PROGRAMS += test_missed_rows
 TESTS += test_missed_rows
 test_missed_rows_SOURCES = test_missed_rows.c lib/check_run.h $(MEMBER_MEM_SOURCES) \
-	../plugin/missed_rows.c ../plugin/member_table.c ../plugin/member.c ../plugin/md_badblocks.c
+	../plugin/missed_rows.c ../plugin/watcher.c ../plugin/member_table.c ../plugin/member.c ../plugin/md_badblocks.c
 test_missed_rows_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
 test_missed_rows_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
