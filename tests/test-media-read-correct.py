@@ -5,8 +5,9 @@ read-error correction), through a real NBD member server whose listed
 ranges fail reads until written (tests/lib/nbdkit-badsector-plugin.c).
 
 An md array (create=true, resynced, filled: the shadow) of RAID-6 of 6
-and of RAID-5 of 4, member 2 remote with bad sectors; the others local
-files.  12 ranges of 4 KiB, in rows spread over the array, go bad on
+and of RAID-5 of 4, member 2 with bad sectors, remote (NBD) and, again,
+local (the same server's disk mounted by nbdfuse: the plugin reads the
+file itself and gets EIO from the kernel); the others local files.  12 ranges of 4 KiB, in rows spread over the array, go bad on
 member 2; the whole array is read in 1 MiB requests:
   - every read returns the shadow's bytes;
   - member 2 stays in sync;
@@ -33,12 +34,15 @@ BAD = 2
 RANGES = 12
 
 
-def array(hz, level, version="1.2"):
+def array(hz, level, kind, version="1.2"):
     kinds = ["local"] * (6 if level == 6 else 4)
-    kinds[BAD] = "badsector"
+    kinds[BAD] = kind
+    # The local form reads with O_DIRECT, as md reads its disks: through
+    # the page cache, the writes of the fill would hide the bad sectors.
     arr = hz.array(kinds, member_size=MSIZE, level=level, chunk=CHUNK,
                    data_offset=None, control=True,
-                   params=["create=true", "metadata-version=" + version])
+                   params=["create=true", "metadata-version=" + version] +
+                   (["direct=true"] if "local" in kind else []))
     arr.ctl.wait_idle(120)
     return arr, wl.fill(arr.h, random.Random(level))
 
@@ -52,9 +56,10 @@ def read_all(arr, shadow, what):
             "%s: the read at %d differs from the shadow" % (what, off)
 
 
-def case(hz, level):
-    what = "RAID-%d" % level
-    arr, shadow = array(hz, level)
+def case(hz, level, kind):
+    what = "RAID-%d, %s member %d" % (level, "local" if "local" in kind
+                                      else "remote", BAD)
+    arr, shadow = array(hz, level, kind)
     m = arr.members[BAD]
     rows = [s for s in range(arr.rows) if BAD in arr.layout_of(s)[2]]
     rows = [rows[i * len(rows) // RANGES] for i in range(RANGES)]
@@ -85,7 +90,7 @@ def case(hz, level):
     # member fails, as md fails it.  The data is right either way.
     for version, logged in (("1.2", True), ("1.0", False)):
         how = "%s, unmendable, v%s" % (what, version)
-        arr, shadow = array(hz, level, version)
+        arr, shadow = array(hz, level, kind, version)
         m = arr.members[BAD]
         s = next(s for s in range(arr.rows) if BAD in arr.layout_of(s)[2])
         m.add_bad_range(arr.data_offset + s * arr.chunk, BLOCK, "both")
@@ -106,6 +111,8 @@ def case(hz, level):
                "none (v1.0)" % (what, RANGES, BAD))
 
 
-with faults.Test(plugins=["badsector"], filters=["error"]) as hz:
-    for level in (6, 5):
-        case(hz, level)
+with faults.Test(plugins=["badsector", "badsector-local"],
+                 filters=["error"]) as hz:
+    for kind in ("badsector", "badsector-local"):
+        for level in (6, 5):
+            case(hz, level, kind)

@@ -6,7 +6,8 @@ md's bad-block logs and finishes, and the array loses those sectors only
 RAID-5 rebuild costs the rows it hits, not the array).
 
 RAID-5 of 4 (md, create=true, resynced, filled: the shadow), member 2
-served by the bad-sector plugin.  Member 0 fails and is replaced; before
+served by the bad-sector plugin: remote (NBD), and again local (its disk
+mounted by nbdfuse, read by the plugin itself with O_DIRECT).  Member 0 fails and is replaced; before
 the rebuild, four 4 KiB ranges of member 2 go bad (reads and writes),
 in rows where member 2 holds data.  Then:
   - the rebuild finishes: every member in sync;
@@ -52,10 +53,17 @@ def lost_blocks(st):
                   for k in range(0, r["length"], BLOCK))
 
 
-with faults.Test(plugins=["badsector"], filters=["error"]) as hz:
-    kinds = ["local", "local", "badsector", "local"]
+def case(hz, kind):
+    what = "%s member %d" % ("local" if "local" in kind else "remote", BAD)
+    kinds = ["local", "local", kind, "local"]
+    # The rebuild must read the survivors: a stripe cache that still held
+    # the fill's rows (64M would hold them all) could hide the bad
+    # sectors, and so could the page cache, which the local form is
+    # kept out of with O_DIRECT, as md reads its disks.
     arr = hz.array(kinds, member_size=MSIZE, level=5, chunk=CHUNK,
-                   data_offset=None, control=True, params=["create=true"])
+                   data_offset=None, control=True,
+                   params=["create=true", "cache=1M"] +
+                   (["direct=true"] if "local" in kind else []))
     arr.ctl.wait_idle(120)
     shadow = bytearray(wl.fill(arr.h, random.Random(5)))
     m = arr.members[BAD]
@@ -81,8 +89,8 @@ with faults.Test(plugins=["badsector"], filters=["error"]) as hz:
         bb = st["members"][i]["bad_blocks"]
         assert bb["sectors"] >= len(rows) * BLOCK // 512 * (i == BAD), \
             "member %d's log: %s" % (i, bb)
-    faults.log("rebuilt past %d bad ranges: %d blocks lost (%s)"
-               % (len(rows), len(failed), ", ".join(map(str, failed))))
+    faults.log("%s: rebuilt past %d bad ranges: %d blocks lost (%s)"
+               % (what, len(rows), len(failed), ", ".join(map(str, failed))))
 
     # A restart (the replacement in role 0) reads the logs back.
     arr.stop()
@@ -117,5 +125,11 @@ with faults.Test(plugins=["badsector"], filters=["error"]) as hz:
         off, end, st["lost"])
     assert unreadable_blocks(arr, shadow) == rest
     arr.stop()
-    faults.log("the logs held across a restart; a write over %d lost "
-               "block(s) made them readable" % len(group))
+    faults.log("%s: the logs held across a restart; a write over %d lost "
+               "block(s) made them readable" % (what, len(group)))
+
+
+with faults.Test(plugins=["badsector", "badsector-local"],
+                 filters=["error"]) as hz:
+    for kind in ("badsector", "badsector-local"):
+        case(hz, kind)

@@ -58,9 +58,10 @@ by make check) in the file plugin's place: its listed sector ranges fail
 reads until a write covers them, or fail writes, as a disk's do.  The
 list is a file of the member's (NAME.bad) that the plugin reads again
 whenever it changes; the sectors that writes mended it appends to
-NAME.healed.  A local member cannot have bad sectors: the raid plugin
-reads a local file itself (io_uring), with nobody in between to fail a
-sector (tests/README.md, "Bad sectors").
+NAME.healed.  "badsector-local" is the same server with its disk
+mounted by nbdfuse: a local file, opened by the plugin itself, whose
+bad sectors fail with EIO from the kernel (tests/README.md, "Bad
+sectors").
 
 Member server:  nbdkit -f --exit-with-parent -U SOCK -P PIDFILE
                     [--filter=multi-conn] [--filter=delay] --filter=error
@@ -250,13 +251,20 @@ def requires_filter(*names):
 
 
 def requires_plugin(*names):
-    """nbdkit's plugins; "badsector" is the project's test plugin."""
+    """nbdkit's plugins; "badsector" is the project's test plugin;
+    "badsector-local" that plugin under nbdfuse (a local file)."""
     for name in names:
-        if name == "badsector":
+        if name in ("badsector", "badsector-local"):
             if not os.path.isfile(badsector_plugin()):
                 raise Skip("the test plugin %s has not been built (make "
                            "check builds it)" % badsector_plugin())
-        elif not _nbdkit_has([name]):
+        if name == "badsector-local":
+            requires("nbdfuse")
+            if not os.path.exists("/dev/fuse"):
+                raise Skip("this test needs FUSE (/dev/fuse) for nbdfuse")
+        if name in ("badsector", "badsector-local"):
+            continue
+        if not _nbdkit_has([name]):
             raise Skip("nbdkit's %s plugin is not installed" % name)
 
 
@@ -311,11 +319,19 @@ class Member:
 
     def __init__(self, hz, name, size, remote=True, plugin="file",
                  delay_read=None, delay_write=None, multi_conn=True,
-                 filters=(), extra=(), server_args=(), error="EIO"):
+                 filters=(), extra=(), server_args=(), error="EIO",
+                 fuse=False):
         self.hz = hz
         self.name = name
         self.remote = remote
         self.plugin = plugin
+        # fuse: the server's disk mounted by nbdfuse as a file that the
+        # plugin opens as a local member (fuse_file).
+        self.fuse = fuse
+        self.fuse_dir = os.path.join(hz.dir, name + ".fuse")
+        self.fuse_file = os.path.join(self.fuse_dir, name)
+        self.fuse_pidfile = os.path.join(hz.dir, name + ".fuse.pid")
+        self.fuse_proc = None
         self.path = None if plugin == "memory" else os.path.join(hz.dir, name)
         self.sock = os.path.join(hz.dir, name + ".sock")
         self.pidfile = os.path.join(hz.dir, name + ".pid")
@@ -337,7 +353,7 @@ class Member:
         if self.path:
             with open(self.path, "wb") as f:
                 f.truncate(size)
-        if remote:
+        if remote or fuse:
             self.start()
 
     @property
@@ -347,6 +363,8 @@ class Member:
     @property
     def disk(self):
         """What to give the raid plugin: disk=THIS."""
+        if self.fuse:
+            return self.fuse_file
         return self.uri if self.remote else self.path
 
     def command(self):
@@ -384,14 +402,34 @@ class Member:
         return cmd + self.extra
 
     def start(self):
-        assert self.remote
+        assert self.remote or self.fuse
         self.proc = _serve(self.hz, self.command(), self.logfile,
                            self.pidfile, [self.sock],
                            "member server %s" % self.name)
         self.stopped = False
+        if self.fuse:
+            os.makedirs(self.fuse_dir, exist_ok=True)
+            self.fuse_proc = _serve(
+                self.hz, ["nbdfuse", "-P", self.fuse_pidfile, self.fuse_file,
+                          "--unix", self.sock],
+                self.logfile, self.fuse_pidfile, [],
+                "nbdfuse of member %s" % self.name)
+
+    def unmount(self):
+        """Stop nbdfuse (SIGTERM unmounts), and make sure nothing stays
+        mounted: a stale mount would outlive the test's directory."""
+        if self.fuse_proc is not None:
+            _reap(self.fuse_proc)
+            if self.fuse_proc in _procs:
+                _procs.remove(self.fuse_proc)
+            self.fuse_proc = None
+        if self.fuse and os.path.ismount(self.fuse_dir):
+            subprocess.run(["umount", "-l", self.fuse_dir],
+                           stderr=subprocess.DEVNULL)
 
     def _need_remote(self, what):
-        if not self.remote or self.plugin not in ("file", "badsector"):
+        if not (self.remote or self.fuse) or \
+                self.plugin not in ("file", "badsector"):
             raise ValueError("%s: %s needs a remote file member" % (self.name, what))
 
     @staticmethod
@@ -470,7 +508,9 @@ class Member:
                 for a, b in (line.split()[:2] for line in lines if line)]
 
     def kill(self):
-        """SIGKILL the member server: its connections drop at once."""
+        """SIGKILL the member server: its connections drop at once (a
+        FUSE member's file goes with nbdfuse, unmounted first)."""
+        self.unmount()
         if self.proc and self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait(timeout=10)
@@ -502,7 +542,9 @@ class Member:
         self.stopped = False
 
     def alive(self):
-        return self.proc is not None and self.proc.poll() is None
+        return self.proc is not None and self.proc.poll() is None and \
+            (not self.fuse or (self.fuse_proc is not None and
+                               self.fuse_proc.poll() is None))
 
     def truncate(self, size):
         with open(self.path, "r+b") as f:
@@ -902,11 +944,16 @@ class Harness:
 
     def member(self, size, kind="remote", **kw):
         """A new member: kind "remote" (file behind nbdkit), "local" (a
-        file the plugin opens itself), "memory" (nbdkit memory plugin) or
-        "badsector" (a file behind the test plugin whose sectors fail)."""
+        file the plugin opens itself), "memory" (nbdkit memory plugin),
+        "badsector" (a file behind the test plugin whose sectors fail) or
+        "badsector-local" (the same mounted by nbdfuse: a local file
+        whose sectors fail, with EIO from the kernel)."""
         name = "m%d" % self._count
         self._count += 1
-        if kind in ("memory", "badsector"):
+        if kind == "badsector-local":
+            m = Member(self, name, size, remote=False, plugin="badsector",
+                       fuse=True, **kw)
+        elif kind in ("memory", "badsector"):
             m = Member(self, name, size, remote=True, plugin=kind, **kw)
         else:
             m = Member(self, name, size, remote=(kind == "remote"), **kw)
@@ -958,6 +1005,7 @@ class Harness:
             except Exception:
                 pass
         for m in self.members:
+            m.unmount()
             if m.proc:
                 _reap(m.proc)
                 if m.proc in _procs:
