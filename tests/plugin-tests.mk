@@ -466,6 +466,11 @@ TESTS += test-rebuild-stop-clock-skew.sh
 EXTRA_DIST += test-rebuild-stop-clock-skew.sh
 TESTS += test-spare-clock-step.sh
 EXTRA_DIST += test-spare-clock-step.sh
+# The harness's clean-ups never signal a process number that changed
+# hands (tests/lib/pid_reuse.py makes the kernel give one again).
+EXTRA_DIST += lib/pid_reuse.py
+TESTS += test-harness-pid-reuse.sh test-harness-pid-reuse.py
+EXTRA_DIST += test-harness-pid-reuse.sh test-harness-pid-reuse.py
 TESTS += test-scrub-refused.py
 TSAN_TESTS += test-scrub-refused.py
 EXTRA_DIST += test-scrub-refused.py

@@ -84,6 +84,21 @@ export PATH RAID_NBDKIT
 # test's exit status, but for 0 and 77 after a recorded failure: 1.
 _cleanup_fns=()
 _bg_pids=()
+
+# _our_child PID: whether PID is still a process of ours, a child of this
+# shell not yet reaped (a zombie counts).  A pid that a test waited for
+# is free, and the kernel may give its number to any new process: with
+# pid_max 32768 a busy make check wraps it within minutes, and a clean-up
+# that signalled the number once killed another test's member server.
+_our_child ()
+{
+    local stat
+    stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+    stat=${stat##*) }
+    set -- $stat
+    [ "${2:-}" = "$$" ]
+}
+
 _cleanup ()
 {
     local status=$?
@@ -102,16 +117,18 @@ _cleanup ()
         fi
     fi
     for pid in "${_bg_pids[@]}"; do
-        kill "$pid" 2>/dev/null
+        _our_child "$pid" && kill "$pid" 2>/dev/null
     done
     for pid in "${_bg_pids[@]}"; do
         # Give each a moment, then insist.
         for _ in 1 2 3 4 5 6 7 8 9 10; do
-            kill -0 "$pid" 2>/dev/null || break
+            _our_child "$pid" || break
             sleep 0.1
         done
-        kill -9 "$pid" 2>/dev/null
-        wait "$pid" 2>/dev/null
+        if _our_child "$pid"; then
+            kill -9 "$pid" 2>/dev/null
+            wait "$pid" 2>/dev/null
+        fi
     done
     if [ -n "${RAID_TEST_KEEP:-}" ]; then
         echo "$0: RAID_TEST_KEEP: the files are in $tmpdir" >&2

@@ -32,6 +32,7 @@ pid with the harness, which kills it at the end like any server.
 """
 
 import os
+import select
 import shutil
 import signal
 import socket
@@ -88,23 +89,32 @@ def md_array(t, n=5, size=8 * M, level=6, chunk=64 * K, params=()):
 
 class Pid:
     """A process we did not start (the agent's nbdkit), with what the
-    harness's clean-up asks of a subprocess.Popen."""
+    harness's clean-up asks of a subprocess.Popen.  Held by a pidfd, not
+    by its number: a process that is not our child is reaped by someone
+    else the moment it ends, and its number may then go to any new
+    process (pid_max is 32768 here, and make check wraps it within
+    minutes); a signal sent by number once killed another test's member
+    server.  A pidfd names this process only: it reads as ready once the
+    process has ended, and a signal through it never reaches another."""
 
     def __init__(self, pid):
         self.pid, self.returncode = pid, None
+        try:
+            self.fd = os.pidfd_open(pid)
+        except ProcessLookupError:
+            self.fd, self.returncode = None, -signal.SIGKILL
 
     def poll(self):
-        try:
-            with open("/proc/%d/stat" % self.pid) as f:
-                if f.read().rsplit(")", 1)[1].split()[0] != "Z":
-                    return None
-        except OSError:
-            pass
-        self.returncode = -signal.SIGKILL
+        if self.returncode is None and \
+                select.select([self.fd], [], [], 0)[0]:
+            os.close(self.fd)
+            self.fd = None
+            self.returncode = -signal.SIGKILL     # not ours to know
         return self.returncode
 
     def send_signal(self, sig):
-        os.kill(self.pid, sig)
+        if self.poll() is None:
+            signal.pidfd_send_signal(self.fd, sig)
 
     def kill(self):
         self.send_signal(signal.SIGKILL)

@@ -225,14 +225,25 @@ _vm_reaches_init ()
     return 0
 }
 
+# _vm_kill PIDFILE: stop the qemu that wrote PIDFILE, if it still runs.
+# qemu removes its pid file when it exits, but not when it dies, and its
+# number may belong to another process by then: only a process whose
+# command line names this pid file is signalled (see _our_child in
+# ../lib/functions.sh).
+_vm_is_qemu ()
+{
+    tr '\0' '\n' < "/proc/$1/cmdline" 2>/dev/null | grep -qxF -- "$2"
+}
+
 _vm_kill ()
 {
     local p
     [ -s "$1" ] || return 0
     p=$(cat "$1")
+    _vm_is_qemu "$p" "$1" || return 0
     kill "$p" 2>/dev/null || return 0
     sleep 1
-    kill -9 "$p" 2>/dev/null || true
+    _vm_is_qemu "$p" "$1" && kill -9 "$p" 2>/dev/null
     return 0
 }
 
