@@ -435,6 +435,25 @@ members_flush (struct members *ms, bool all)
   return members_run (ms, ios, n, MEMBERS_WHOLE_ARRAY);
 }
 
+size_t
+members_flushes_for (const struct member_io *writes, size_t n,
+                     struct member_io *out)
+{
+  size_t nf = 0;
+
+  for (size_t k = 0; k < n; k++) {
+    bool seen = false;
+
+    for (size_t j = 0; j < nf; j++)
+      seen |= out[j].member == writes[k].member;
+    if (!seen)
+      out[nf++] = (struct member_io) {
+        .member = writes[k].member, .op = MEMBER_FLUSH,
+      };
+  }
+  return nf;
+}
+
 int
 members_failed (const struct members *ms)
 {

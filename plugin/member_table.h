@@ -172,6 +172,11 @@ int members_run (struct members *ms, struct member_io *ios, size_t n,
  * write durable by itself (no FUA); members_run's result.
  */
 int members_flush (struct members *ms, bool all);
+/* One MEMBER_FLUSH in out (room for n) for each member that writes[0..n)
+ * name; how many.  The flushes that make that batch of writes durable.
+ */
+size_t members_flushes_for (const struct member_io *writes, size_t n,
+                            struct member_io *out);
 /* Members in sync; the first member being rebuilt, or -1; whether every
  * member is in sync.
  */

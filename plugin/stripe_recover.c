@@ -384,20 +384,26 @@ reconstruct_pages (struct stripe_cache *c, struct stripe_head *sh,
   return 0;
 }
 
-/* Write the holes that were computed back to their members, and read
- * them back: a disk remaps a sector it could not read once it is
- * written, as md's read-error correction relies on (R5_ReadError, then a
- * rewrite and a re-read).  A page read back as written is corrected
- * (member.corrected_reads) and its member stays in sync; one that
- * cannot be written or read back, or reads back wrong, fails its member,
- * as any other error does.  Needs memory only here, on this rare path.
+/* Write the holes that were computed back to their members, flush
+ * them, and read them back: a disk remaps a sector it could not read
+ * once it is written, as md's read-error correction relies on
+ * (R5_ReadError, then a rewrite and a re-read).  The flush makes the
+ * correction durable before it counts: a remote member's server that
+ * restarts with writes it acknowledged and no flush covered is failed
+ * (member_nbd.c, Writes lost with their connection), and a correction
+ * is no reason to lose a member.  A page read back as written is
+ * corrected (member.corrected_reads) and its member stays in sync; one
+ * that cannot be written or read back, or reads back wrong, fails its
+ * member, as any other error does.  Needs memory only here, on this rare
+ * path.
  */
 static void
 correct_holes (struct stripe_cache *c, struct stripe_head *sh,
                const struct holes *h, bool rewrite_listed)
 {
   uint64_t base = geometry_member_offset (c->g, sh->stripe);
-  struct member_io *ios = malloc ((size_t) h->count * sizeof *ios);
+  /* The writes, then as many flushes (members_flushes_for). */
+  struct member_io *ios = malloc ((size_t) h->count * 2 * sizeof *ios);
   uint8_t **page = malloc ((size_t) h->count * sizeof *page);
   uint8_t *back = aligned_alloc (PAGE, (size_t) h->count * PAGE);
   size_t n = 0, used = 0;
@@ -423,16 +429,24 @@ correct_holes (struct stripe_cache *c, struct stripe_head *sh,
   for (size_t k = 0; k < n; k++)
     if (ios[k].err == 0) {
       page[used] = ios[k].buf;
-      ios[used] = ios[k];
-      ios[used].op = MEMBER_READ;
-      ios[used].buf = back + used * PAGE;
-      used++;
+      ios[used++] = ios[k];
     }
+  /* A member whose flush fails is failed there (members_run), and its
+   * pages are not read back.
+   */
+  members_run (c->ms, ios + used, members_flushes_for (ios, used, ios + used),
+               MEMBERS_WHOLE_ARRAY);
+  for (size_t k = 0; k < used; k++) {
+    ios[k].op = MEMBER_READ;
+    ios[k].buf = back + k * PAGE;
+  }
   if (used)
     member_io_run (ios, used);
   for (size_t k = 0; k < used; k++) {
     struct member *m = ios[k].member;
 
+    if (member_failed (m))
+      continue;
     if (ios[k].err == 0 && memcmp (back + k * PAGE, page[k], PAGE) == 0) {
       atomic_fetch_add_explicit (&m->corrected_reads, 1,
                                  memory_order_relaxed);

@@ -267,26 +267,6 @@ plan_writes (struct plan *pl, struct member_io *ios)
   return n;
 }
 
-/* One flush per member that plan_writes wrote. */
-static size_t
-plan_flushes (struct plan *pl, const struct member_io *writes, size_t nw,
-              struct member_io *ios)
-{
-  size_t n = 0;
-
-  for (size_t k = 0; k < nw; k++) {
-    bool seen = false;
-
-    for (size_t j = 0; j < n; j++)
-      seen |= ios[j].member == writes[k].member;
-    if (!seen)
-      ios[n++] = (struct member_io) {
-        .member = writes[k].member, .op = MEMBER_FLUSH,
-      };
-  }
-  return n;
-}
-
 /* Choose RMW or RCW; returns how many read requests the choice needs. */
 static size_t
 choose_method (struct plan *pl)
@@ -380,7 +360,7 @@ write_out (struct plan *pl, struct member_io *ios, bool fua)
     return -1;
   if (!fua)
     return 0;
-  nflush = plan_flushes (pl, ios, nwrites, ios + nwrites);
+  nflush = members_flushes_for (ios, nwrites, ios + nwrites);
   return members_run (pl->c->ms, ios + nwrites, nflush, row);
 }
 

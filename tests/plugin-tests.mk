@@ -779,6 +779,10 @@ EXTRA_DIST += test-badsector-backend.py
 TESTS += test-media-read-correct.py
 VALGRIND_TESTS += test-media-read-correct.py
 EXTRA_DIST += test-media-read-correct.py
+# A correction is flushed: a member server's restart after it costs
+# nothing.
+TESTS += test-media-correct-durable.py
+EXTRA_DIST += test-media-correct-durable.py
 # A rebuild that meets sectors it cannot reconstruct records them in
 # md's bad-block logs and finishes; the logs hold across a restart.
 TESTS += test-media-rebuild.py
