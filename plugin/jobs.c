@@ -796,10 +796,16 @@ job_thread (void *arg)
     j = resync;
   }
   finished = scrub (js, j);
-  if (finished && j->repair) {
+  if (j->repair) {
     MEMBERS_READ_FOR_CURRENT_SCOPE (&js->a->ms);
 
-    md_array_resynced (js->a->md);
+    /* What the scrub rewrote is made durable before the array may be
+     * marked clean (md flushes before it writes a superblock), and so
+     * that a remote member whose server restarts is not failed for
+     * writes no flush covered (member_nbd.c).
+     */
+    if (members_flush (&js->a->ms, true) == 0 && finished)
+      md_array_resynced (js->a->md);
   }
   job_end (js, j, finished);
   return NULL;

@@ -141,6 +141,10 @@ EXTRA_DIST += test-ocf-kill.py
 EXTRA_DIST += lib/ocf.py
 TESTS += test-scrub-repair.py
 EXTRA_DIST += test-scrub-repair.py
+# What a repairing scrub rewrote is flushed: a member server restarting
+# after it costs nothing.
+TESTS += test-scrub-repair-durable.py
+EXTRA_DIST += test-scrub-repair-durable.py
 EXTRA_DIST += lib/fail_rebuild.py
 TESTS += test-rebuild-fail-second.py
 TSAN_TESTS += test-rebuild-fail-second.py
