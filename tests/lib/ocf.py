@@ -104,9 +104,26 @@ class Pid:
         except ProcessLookupError:
             self.fd, self.returncode = None, -signal.SIGKILL
 
+    def _ended(self):
+        return select.select([self.fd], [], [], 0)[0] != []
+
+    def _exiting(self):
+        """Its memory is gone (the agent's stop takes that for stopped,
+        as its command line no longer names the pid file), though a
+        thread may still be finishing.  Asked only while the pidfd says
+        it has not ended, so the number is still this process's."""
+        try:
+            with open("/proc/%d/cmdline" % self.pid, "rb") as f:
+                return f.read() == b""
+        except OSError:
+            return True
+
     def poll(self):
+        # The pidfd first; /proc only while the pidfd says the process
+        # has not ended, and the pidfd again after, for one that ended
+        # in between (whose number another may hold by then).
         if self.returncode is None and \
-                select.select([self.fd], [], [], 0)[0]:
+                (self._ended() or self._exiting() or self._ended()):
             os.close(self.fd)
             self.fd = None
             self.returncode = -signal.SIGKILL     # not ours to know
