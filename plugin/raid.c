@@ -95,7 +95,8 @@ static const int stop_signals[] = { SIGINT, SIGQUIT, SIGTERM, SIGHUP };
 #define NSTOP_SIGNALS (sizeof stop_signals / sizeof stop_signals[0])
 static struct sigaction nbdkit_action[NSTOP_SIGNALS];
 static bool chained[NSTOP_SIGNALS];
-static int stop_pipe[2] = { -1, -1 };   /* the handler writes, settle reads */
+/* The handler writes, settle reads.  Never closed: see settle_stop. */
+static int stop_pipe[2] = { -1, -1 };
 
 /* nbdkit's handler first (it sets its own quit), then the pipe: a
  * non-blocking write, since a full pipe already holds the news.  Only
@@ -195,9 +196,13 @@ settle_start (void)
   return 0;
 }
 
-/* nbdkit's handlers go back first: no handler of ours runs once the
- * thread has been joined (joining takes a settle round at most), and the
- * pipe is closed only then.
+/* nbdkit's handlers go back first, so that no new call of ours starts;
+ * then the thread is joined (a settle round at most).  The pipe stays
+ * open until the process ends: a call of stop_signal that began before
+ * the handlers went back may still be running on another thread, and
+ * closing the pipe under it would let its byte land on whatever file
+ * takes that descriptor number next (a member's, say).  Unload comes
+ * once, as nbdkit exits; two descriptors are all it keeps.
  */
 static void
 settle_stop (void)
@@ -213,11 +218,6 @@ settle_stop (void)
     pthread_join (settle_thread, NULL);
     settle_running = false;
   }
-  for (int k = 0; k < 2; k++)
-    if (stop_pipe[k] >= 0) {
-      close (stop_pipe[k]);
-      stop_pipe[k] = -1;
-    }
 }
 
 /* libparity's reports (an implementation that failed its self-test and

@@ -116,6 +116,9 @@ EXTRA_DIST += test-systemd-stop.py
 # and reads are checked against a shadow.
 TESTS += test-service-rude-clients.py
 TSAN_TESTS += test-service-rude-clients.py
+TESTS += test-service-stop-signals.py
+TSAN_TESTS += test-service-stop-signals.py
+EXTRA_DIST += test-service-stop-signals.py
 EXTRA_DIST += test-service-rude-clients.py
 # What the service's Restart=on-failure relies on: nbdkit killed under
 # load and started again loses no acknowledged write.
